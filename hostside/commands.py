@@ -1,0 +1,263 @@
+"""The command layer (ROCclr-like): a virtual GPU per stream turns commands into packets.
+
+* ``VirtualGPU`` owns the stream's AQL queue (and, lazily, an SDMA queue on the same agent), a ring
+  of completion signals, and the stream's position: the signal of the last command and the engine
+  it went to.
+* Commands: kernel (dispatch packet with the barrier bit: streams are in order), marker (a
+  BARRIER_AND with up to 5 dependencies and a signal, used for events and cross-engine order),
+  copy and fill (SDMA packets that name the previous command's signal as their dependency).
+* Submission batches: every command between ``begin_batch()`` and ``flush()`` goes to the ring with
+  its header stored, and the doorbell is rung once per queue per batch. Outside a batch each
+  command is its own batch (direct dispatch).
+
+Pageable host memory (numpy arrays, bytes) is copied through staging buffers in fine-grained
+system memory, as ROCclr does for unpinned memory.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from shm_layout import aql as A
+from shm_layout import layouts as L
+
+from .hsa import HSA_SIGNAL_CONDITION_EQ, HsaError, Queue, Runtime
+
+#: Completion signals per stream: a command's signal is reused this many commands later, after it
+#: has reached 0 (ROCclr keeps a similar ring of signals per virtual GPU).
+SIGNALS_PER_STREAM = 256
+#: Bytes of staging buffer per stream for pageable copies (copied in chunks of half of it).
+STAGING_BYTES = 4 << 20
+
+KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
+MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
+
+
+class VirtualGPU:
+    def __init__(self, rt: Runtime, agent: int, queue_size: int = 1024):
+        self.rt = rt
+        self.agent = agent
+        self.queue: Queue = rt.queue_create(agent, queue_size)
+        self.sdma: Queue | None = None
+        self.sigs = []
+        self.sig_next = 0
+        self.last_signal = None        # Signal of the last command, or None
+        self.last_engine = "aql"
+        self.lock = threading.RLock()
+        self.batch_depth = 0
+        self.pending = {}              # queue -> last index written but not yet rung
+        self.staging = None
+        self.commands = 0
+
+    # -- signals -----------------------------------------------------------------------------------
+    def _next_signal(self):
+        """The next completion signal of the ring, set to 1; waits if it is still in flight."""
+        i = self.sig_next
+        self.sig_next = (i + 1) % SIGNALS_PER_STREAM
+        if i < len(self.sigs):
+            s = self.sigs[i]
+            if self.rt.s64[s._i]:
+                self.flush()
+                s.wait(HSA_SIGNAL_CONDITION_EQ, 0, None, check=self.check)
+        else:
+            s = self.rt.signals.create(0, kind=1)
+            self.sigs.append(s)
+        s.store_relaxed_nowake(1)
+        return s
+
+    def check(self):
+        self.queue.check()
+        if self.sdma is not None:
+            self.sdma.check()
+
+    # -- batches -----------------------------------------------------------------------------------
+    def begin_batch(self):
+        self.lock.acquire()
+        self.batch_depth += 1
+
+    def flush(self):
+        """FlushSubmissionBatch: ring each queue's doorbell once with its last packet id."""
+        if self.pending:
+            for q, idx in self.pending.items():
+                q.ring_doorbell(idx)
+            self.pending.clear()
+
+    def end_batch(self):
+        self.batch_depth -= 1
+        if self.batch_depth == 0:
+            self.flush()
+        self.lock.release()
+
+    def _publish(self, q: Queue, idx: int):
+        if self.batch_depth:
+            self.pending[q] = idx
+        else:
+            q.ring_doorbell(idx)
+
+    # -- commands ----------------------------------------------------------------------------------
+    def _cross_engine_dep(self, engine: str):
+        """The signal a command on ``engine`` must wait for to keep stream order, or 0."""
+        if self.last_signal is not None and self.last_engine != engine:
+            return self.last_signal.handle
+        return 0
+
+    def launch(self, kobj: int, sig: "object", args, grid, block, group_segment: int = 0,
+               dims: int = 3) -> int:
+        """Submit a kernel dispatch; returns its packet id."""
+        with self.lock:
+            q = self.queue
+            dep = self._cross_engine_dep("aql")
+            if dep:
+                self._marker_locked([dep], signal=False)
+            s = self._next_signal()
+            idx = q.add_write_index(1)
+            q.wait_for_space(idx)
+            koff, kaddr = q.kernarg_slot(idx)
+            if sig.size:
+                sig.pack_into(q.buf, koff, args)
+            q.write_dispatch(idx, KERNEL_HEADER, dims, block, grid, kobj, kaddr, s.handle, group_segment)
+            tr = self.rt.trace
+            if tr is not None:
+                tr.record(L.EV_LAUNCH, q.slot, L.dispatch_id(self.agent, q.slot, idx), kobj)
+            self.last_signal = s
+            self.last_engine = "aql"
+            self.commands += 1
+            self._publish(q, idx)
+            return idx
+
+    def _marker_locked(self, deps, signal=True):
+        q = self.queue
+        s = self._next_signal() if signal else None
+        idx = q.add_write_index(1)
+        q.wait_for_space(idx)
+        q.write_barrier(idx, MARKER_HEADER, deps, s.handle if s else 0)
+        self._publish(q, idx)
+        if s is not None:
+            self.last_signal = s
+            self.last_engine = "aql"
+        return s
+
+    def marker(self, deps=()):
+        """A BARRIER_AND after everything before it on this stream; returns its completion signal."""
+        with self.lock:
+            deps = list(deps)
+            dep = self._cross_engine_dep("aql")
+            if dep:
+                deps.append(dep)
+            if len(deps) > 5:
+                self._marker_locked(deps[5:], signal=False)
+                deps = deps[:5]
+            s = self._marker_locked(deps)
+            self.commands += 1
+            return s
+
+    def _sdma_queue(self) -> Queue:
+        if self.sdma is None:
+            self.sdma = self.rt.queue_create(self.agent, 256, kind=L.QKIND_SDMA)
+        return self.sdma
+
+    def _sdma_submit(self, ptype, *, src=0, dst=0, size=0, fill_value=0, fill_width=0):
+        with self.lock:
+            q = self._sdma_queue()
+            dep = self._cross_engine_dep("sdma")
+            s = self._next_signal()
+            idx = q.add_write_index(1)
+            q.wait_for_space(idx)
+            q.write_sdma(idx, ptype, dep=dep, src=src, dst=dst, size=size, signal=s.handle,
+                         fill_value=fill_value, fill_width=fill_width)
+            tr = self.rt.trace
+            if tr is not None:
+                tr.record(L.EV_COPY_SUBMIT, q.slot, L.dispatch_id(self.agent, q.slot, idx), size)
+            self.last_signal = s
+            self.last_engine = "sdma"
+            self.commands += 1
+            self._publish(q, idx)
+            return s
+
+    def copy(self, dst: int, src: int, size: int):
+        """Device-address to device-address copy on the SDMA engine (either side may be pinned host)."""
+        return self._sdma_submit(L.SDMA_TYPE_COPY, src=src, dst=dst, size=size)
+
+    def fill(self, dst: int, value: int, count: int, width: int = 1):
+        return self._sdma_submit(L.SDMA_TYPE_FILL, dst=dst, size=count * width,
+                                 fill_value=value, fill_width=width)
+
+    # -- pageable copies through staging -----------------------------------------------------------
+    def _staging(self):
+        if self.staging is None:
+            self.staging = self.rt.allocate(None, STAGING_BYTES, L.ALLOC_STAGING)
+        return self.staging
+
+    def copy_from_host(self, dst: int, data: np.ndarray) -> None:
+        """Pageable host -> device (synchronous for the host buffer, like hipMemcpy H2D)."""
+        src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        stage = self._staging()
+        half = STAGING_BYTES // 2
+        pos, k = 0, 0
+        last = [None, None]
+        while pos < len(src):
+            n = min(half, len(src) - pos)
+            buf = stage + (k & 1) * half
+            if last[k & 1] is not None:          # the half is reused: its previous copy must be done
+                self.sync_signal(last[k & 1])
+            self.rt.host_view(buf, n)[:] = src[pos:pos + n]
+            last[k & 1] = self.copy(dst + pos, buf, n)
+            pos += n
+            k += 1
+        if self.last_signal is not None:
+            self.sync_signal(self.last_signal)
+
+    def copy_to_host(self, out: np.ndarray, src: int) -> None:
+        """Device -> pageable host; ``out`` is a writable contiguous array."""
+        dst = out.reshape(-1).view(np.uint8)
+        stage = self._staging()
+        half = STAGING_BYTES // 2
+        pos = 0
+        while pos < len(dst):
+            n = min(half, len(dst) - pos)
+            s = self.copy(stage, src + pos, n)
+            self.sync_signal(s)
+            dst[pos:pos + n] = self.rt.host_view(stage, n)
+            pos += n
+
+    # -- waits -------------------------------------------------------------------------------------
+    def sync_signal(self, s) -> None:
+        self.flush()
+        s.wait(HSA_SIGNAL_CONDITION_EQ, 0, None, check=self.check)
+
+    def synchronize(self) -> None:
+        with self.lock:
+            self.flush()
+            s = self.last_signal
+        if s is not None:
+            self.sync_signal(s)
+        else:
+            self.check()
+
+    def query(self) -> bool:
+        """True when every command so far has completed (raises if the stream failed)."""
+        with self.lock:
+            self.flush()
+            s = self.last_signal
+        if s is not None and s.load() != 0:
+            self.check()
+            return False
+        self.check()
+        return True
+
+    def destroy(self) -> None:
+        try:
+            self.synchronize()
+        except HsaError:
+            pass
+        self.queue.destroy()
+        if self.sdma is not None:
+            self.sdma.destroy()
+        for s in self.sigs:
+            s.destroy()
+        if self.staging is not None:
+            try:
+                self.rt.free(self.staging)
+            except HsaError:
+                pass

@@ -1,0 +1,70 @@
+"""Turn every process's trace ring into one Chrome/Perfetto JSON trace.
+
+Tracks: one process entry per hdemu process (pid); within it a thread track per queue (host
+events: launches, doorbells) or per engine (device: kernel and copy slices). Kernel executions are
+"X" slices, doorbells "i" instants, and a flow ("s" -> "f") links each launch to its execution by
+dispatch id.
+"""
+from __future__ import annotations
+
+import json
+
+from shm_layout import layouts as L
+from shm_layout.trace import read_all
+
+_NAMES = {L.EV_DOORBELL: "doorbell", L.EV_LAUNCH: "launch", L.EV_COPY_SUBMIT: "copy submit",
+          L.EV_QUEUE_ERROR: "queue error", L.EV_BARRIER_END: "barrier"}
+
+
+def build_trace(pm) -> dict:
+    events = []
+    t0 = None
+    rings = read_all(pm)
+    for _i, _name, _role, ev in rings:
+        if len(ev):
+            t0 = int(ev["ts"][0]) if t0 is None else min(t0, int(ev["ts"][0]))
+    t0 = t0 or 0
+    us = lambda ns: (int(ns) - t0) / 1000.0  # noqa: E731
+    seen_threads = set()
+    for _i, name, role, ev in rings:
+        open_slices = {}
+        for e in ev:
+            kind, track, pid, a, b, ts = int(e["kind"]), int(e["track"]), int(e["pid"]), int(e["a"]), int(e["b"]), int(e["ts"])
+            device = role == L.ROLE_CP
+            tid = (1000 + track) if device else track
+            if (pid, tid) not in seen_threads:
+                seen_threads.add((pid, tid))
+                tname = (f"engine {track}" if device else f"queue {track}")
+                events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": tname}})
+                events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": tid, "args": {"name": name}})
+            if kind in (L.EV_KERNEL_BEGIN, L.EV_COPY_BEGIN):
+                open_slices[(kind, a)] = ts
+            elif kind in (L.EV_KERNEL_END, L.EV_COPY_END):
+                begin_kind = L.EV_KERNEL_BEGIN if kind == L.EV_KERNEL_END else L.EV_COPY_BEGIN
+                start = open_slices.pop((begin_kind, a), None)
+                if start is None:
+                    continue
+                agent, q, idx = L.split_dispatch_id(a)
+                nm = "kernel" if kind == L.EV_KERNEL_END else "copy"
+                events.append({"ph": "X", "name": nm, "cat": nm, "pid": pid, "tid": tid, "ts": us(start),
+                               "dur": max((ts - start) / 1000.0, 0.001),
+                               "args": {"dispatch_id": hex(a), "agent": agent, "queue": q, "index": idx,
+                                        ("kernel_object" if nm == "kernel" else "bytes"): (hex(b) if nm == "kernel" else b)}})
+                events.append({"ph": "f", "bp": "e", "name": "launch", "cat": "flow", "id": a, "pid": pid,
+                               "tid": tid, "ts": us(start)})
+            else:
+                nm = _NAMES.get(kind, f"event{kind}")
+                events.append({"ph": "i", "s": "t", "name": nm, "pid": pid, "tid": tid, "ts": us(ts),
+                               "args": {"a": hex(a), "b": b}})
+                if kind in (L.EV_LAUNCH, L.EV_COPY_SUBMIT):
+                    events.append({"ph": "s", "name": "launch", "cat": "flow", "id": a, "pid": pid,
+                                   "tid": tid, "ts": us(ts)})
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def write_trace(pm, path: str) -> int:
+    """Write the trace JSON to ``path``; returns the number of trace events."""
+    t = build_trace(pm)
+    with open(path, "w") as f:
+        json.dump(t, f)
+    return len(t["traceEvents"])

@@ -1,0 +1,273 @@
+"""Every shared structure other than the AQL packets, declared once with explicit offsets.
+
+Single-writer rule: each docstring below says who writes each field. ``host`` means the client
+process that owns the object, ``device`` the command processor of the agent, ``any`` means the
+field is only ever changed with an atomic (``shm_layout.sync``).
+"""
+from __future__ import annotations
+
+from ._dtype import checked_dtype, field_offset
+
+MAGIC = 0x00_01_55_4D_45_44_48  # "HDEMU\x01"
+VERSION = 1
+
+# ----------------------------------------------------------------------------------------------
+# Address map. Device addresses are u64 values a kernel or packet may carry; each aperture maps
+# to one segment. Everything sits below 2**47 like user-space pointers do.
+HOST_POOL_BASE = 0x1000_0000_0000        # fine-grained system memory (hipHostMalloc, staging)
+KERNARG_BASE = 0x2000_0000_0000          # + agent << 36: per-queue kernarg slots of the agent
+SIGNAL_HANDLE_BASE = 0x3000_0000_0000    # + slot * 64: hsa_signal_t handles
+DEVICE_BASE = 0x4000_0000_0000           # + agent << 40: coarse-grained device memory
+KOBJ_BASE = 0x5000_0000_0000             # kernel objects: | gen << 24 | slot << 12 | index << 4
+
+
+def kernarg_base(agent: int) -> int:
+    return KERNARG_BASE + (agent << 36)
+
+
+def device_base(agent: int) -> int:
+    return DEVICE_BASE + (agent << 40)
+
+
+def make_kernel_object(slot: int, gen: int, index: int) -> int:
+    return KOBJ_BASE | ((gen & 0xFFFF) << 24) | ((slot & 0xFFF) << 12) | ((index & 0xFF) << 4)
+
+
+def split_kernel_object(kobj: int):
+    """(slot, gen, index) of a kernel object handle, or None if it is not one."""
+    if kobj & ~0xFF_FFFF_FFF0 != KOBJ_BASE or kobj & 0xF:
+        return None
+    return (kobj >> 12) & 0xFFF, (kobj >> 24) & 0xFFFF, (kobj >> 4) & 0xFF
+
+
+# ----------------------------------------------------------------------------------------------
+# HSA status codes (hsa.h / hsa_ext_amd.h values).
+HSA_STATUS_SUCCESS = 0
+HSA_STATUS_ERROR = 0x1000
+HSA_STATUS_ERROR_INVALID_ARGUMENT = 0x1001
+HSA_STATUS_ERROR_INVALID_QUEUE_CREATION = 0x1002
+HSA_STATUS_ERROR_INVALID_ALLOCATION = 0x1003
+HSA_STATUS_ERROR_INVALID_AGENT = 0x1004
+HSA_STATUS_ERROR_INVALID_REGION = 0x1005
+HSA_STATUS_ERROR_INVALID_SIGNAL = 0x1006
+HSA_STATUS_ERROR_INVALID_QUEUE = 0x1007
+HSA_STATUS_ERROR_OUT_OF_RESOURCES = 0x1008
+HSA_STATUS_ERROR_INVALID_PACKET_FORMAT = 0x1009
+HSA_STATUS_ERROR_RESOURCE_FREE = 0x100A
+HSA_STATUS_ERROR_NOT_INITIALIZED = 0x100B
+HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS = 0x100D
+HSA_STATUS_ERROR_INVALID_CODE_OBJECT = 0x1010
+HSA_STATUS_ERROR_INVALID_EXECUTABLE = 0x1011
+HSA_STATUS_ERROR_EXCEPTION = 0x1016
+HSA_STATUS_ERROR_FATAL = 0x1026
+HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION = 41
+HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION = 42
+HSA_STATUS_ERROR_MEMORY_FAULT = 43
+
+STATUS_NAMES = {v: k for k, v in globals().items() if k.startswith("HSA_STATUS_")}
+
+# ----------------------------------------------------------------------------------------------
+# Ownership words: u64 = pid | state << 32, changed only with cas().
+OWN_FREE = 0
+OWN_ALLOCATED = 1
+
+
+def own_word(pid: int, state: int) -> int:
+    return (pid & 0xFFFFFFFF) | (state << 32)
+
+
+# ----------------------------------------------------------------------------------------------
+boot_header = checked_dtype("boot_header", [
+    ("magic", "<u8", 0),            # supervisor
+    ("version", "<u4", 8),          # supervisor
+    ("state", "<u4", 12),           # supervisor: BOOT_*
+    ("supervisor_pid", "<u4", 16),  # supervisor
+    ("json_len", "<u4", 20),        # supervisor
+    ("created_ns", "<u8", 24),      # supervisor
+    ("shutdown", "<u4", 32),        # any (CLI `down`, the supervisor itself): 1 = please stop
+    ("embedded", "<u4", 36),        # supervisor: 1 when owned by a client process
+    ("wake", "<u8", 64),            # wake word of the supervisor (seq, waiters)
+], itemsize=128, align_hot=("wake",))
+BOOT_BOOTING, BOOT_UP, BOOT_STOPPING, BOOT_DOWN = 0, 1, 2, 3
+BOOT_STATE_NAMES = {0: "booting", 1: "up", 2: "stopping", 3: "down"}
+
+role_entry = checked_dtype("role_entry", [
+    ("pid", "<u4", 0),         # supervisor at start; the role itself confirms
+    ("kind", "<u4", 4),        # supervisor: ROLE_*
+    ("agent", "<i4", 8),       # supervisor
+    ("state", "<u4", 12),      # the role (ROLE_STARTING -> READY -> EXITED), supervisor on death
+    ("started_ns", "<u8", 16),  # the role
+    ("exit_code", "<i4", 24),  # supervisor
+], itemsize=32)
+ROLE_CP, ROLE_COLLECTOR, ROLE_LANE = 1, 2, 3
+ROLE_KIND_NAMES = {1: "command-processor", 2: "collector", 3: "aicpu-lane"}
+ROLE_STARTING, ROLE_READY, ROLE_EXITED, ROLE_DEAD = 0, 1, 2, 3
+ROLE_STATE_NAMES = {0: "starting", 1: "ready", 2: "exited", 3: "dead"}
+BOOT_ROLES_OFF = 256
+BOOT_MAX_ROLES = 32
+BOOT_JSON_OFF = 4096
+BOOT_BYTES = 64 * 1024
+
+# ----------------------------------------------------------------------------------------------
+signal_slot = checked_dtype("signal_slot", [
+    ("value", "<i8", 0),       # any (atomic): the hsa_signal_value_t
+    ("seq", "<u4", 8),         # any (atomic): futex word, bumped by every notifier
+    ("waiters", "<u4", 12),    # any (atomic): count of sleepers
+    ("start_ts", "<u8", 16),   # device: monotonic ns when the packet started
+    ("end_ts", "<u8", 24),     # device: monotonic ns when it completed
+    ("owner", "<u8", 32),      # any (cas): own_word(pid, OWN_*)
+    ("kind", "<u4", 40),       # host: 0 plain, 1 completion (stream), 2 event, 3 user
+], itemsize=64)
+SIGNAL_SLOT_BYTES = 64
+SIG_VALUE = field_offset(signal_slot, "value")
+SIG_WAKE = field_offset(signal_slot, "seq")
+
+# ----------------------------------------------------------------------------------------------
+agent_header = checked_dtype("agent_header", [
+    ("magic", "<u8", 0),             # supervisor
+    ("cp_pid", "<u4", 8),            # device (CP writes its own pid on start)
+    ("state", "<u4", 12),            # device: AGENT_*
+    ("n_engines", "<u4", 16),        # supervisor
+    ("max_queues", "<u4", 20),       # supervisor
+    ("queue_size_max", "<u4", 24),   # supervisor
+    ("agent_index", "<u4", 28),      # supervisor
+    ("queue_table_gen", "<u8", 32),  # any (atomic): bumped on queue create / destroy
+    ("heartbeat_ns", "<u8", 40),     # device
+    ("packets", "<u8", 48),          # device
+    ("kernels", "<u8", 56),          # device
+    ("barriers", "<u8", 64),         # device
+    ("copies", "<u8", 72),           # device
+    ("errors", "<u8", 80),           # device
+    ("reclaimed_queues", "<u8", 88),  # device
+    ("reclaimed_allocs", "<u8", 96),  # device
+], itemsize=1024)
+AGENT_BOOTING, AGENT_READY, AGENT_STOPPING, AGENT_EXITED = 0, 1, 2, 3
+AGENT_ENGINE_WAKE_OFF = 1024   # + e * 64: wake word of engine e (the SDMA engine is e = n_engines)
+AGENT_ENGINE_STATS_OFF = 2048  # + e * 64: engine_stats
+AGENT_MAX_ENGINES = 8
+AGENT_HEADER_BYTES = 4096
+
+engine_stats = checked_dtype("engine_stats", [
+    ("busy_ns", "<u8", 0),     # device
+    ("packets", "<u8", 8),     # device
+    ("sleeps", "<u8", 16),     # device
+    ("wakeups", "<u8", 24),    # device
+    ("current_queue", "<i4", 32),  # device: -1 idle
+], itemsize=64)
+
+queue_desc = checked_dtype("queue_desc", [
+    ("owner", "<u8", 0),              # any (cas): own_word(pid, Q_*)
+    ("size", "<u4", 8),               # host at create (power of two)
+    ("engine", "<u4", 12),            # host at create
+    ("kind", "<u4", 16),              # host at create: QKIND_*
+    ("generation", "<u4", 20),        # host at create (bumped each reuse of the slot)
+    ("status", "<i4", 24),            # device: HSA status of the first error, 0 while healthy
+    ("active", "<u4", 28),            # device: 1 active, 0 deactivated (error, reclaim, destroy ack)
+    ("error_packet_id", "<u8", 32),   # device
+    ("created_ns", "<u8", 40),        # host
+    ("destroy_req", "<u4", 48),       # host: 1 = the owner asks the CP to drop the queue
+    ("write_dispatch_id", "<u8", 64),  # host (single writer: reservations under a host-process lock)
+    ("read_dispatch_id", "<u8", 128),  # device
+    ("doorbell", "<u8", 192),         # host: last packet id made visible (hsa_signal_store_screlease)
+    ("doorbells_rung", "<u8", 200),   # host
+    ("error_msg", "S128", 256),       # device
+    ("packets_done", "<u8", 384),     # device
+    ("kernels_done", "<u8", 392),     # device
+    ("busy_ns", "<u8", 400),          # device
+    ("barrier_waits", "<u8", 408),    # device
+], itemsize=512, align_hot=("write_dispatch_id", "read_dispatch_id", "doorbell"))
+QUEUE_DESC_BYTES = 512
+Q_FREE, Q_ACTIVE = 0, 1
+QKIND_AQL, QKIND_SDMA = 0, 1
+QD_WRITE = field_offset(queue_desc, "write_dispatch_id")
+QD_READ = field_offset(queue_desc, "read_dispatch_id")
+QD_DOORBELL = field_offset(queue_desc, "doorbell")
+KERNARG_SLOT_BYTES = 256
+
+# ----------------------------------------------------------------------------------------------
+# SDMA packets (the copy engine's own 64-byte format; header type values do not collide with AQL).
+SDMA_TYPE_INVALID = 1
+SDMA_TYPE_COPY = 0x10
+SDMA_TYPE_FILL = 0x11
+sdma_packet = checked_dtype("sdma_packet", [
+    ("header", "<u2", 0),             # host, written last
+    ("reserved0", "<u2", 2),
+    ("fill_width", "<u4", 4),         # host: 1, 2 or 4 bytes per fill element
+    ("dep_signal", "<u8", 8),         # host: wait until this signal is 0 first (0 = none)
+    ("src", "<u8", 16),               # host
+    ("dst", "<u8", 24),               # host
+    ("size", "<u8", 32),              # host: bytes
+    ("fill_value", "<u8", 40),        # host
+    ("reserved2", "<u8", 48),
+    ("completion_signal", "<u8", 56),  # host
+], itemsize=64)
+
+# ----------------------------------------------------------------------------------------------
+alloc_region_header = checked_dtype("alloc_region_header", [
+    ("lock", "<u8", 0),     # any (cas): pid of the holder, 0 free
+    ("gen", "<u8", 8),      # lock holder: bumped by every alloc and free
+    ("used_bytes", "<u8", 16),  # lock holder
+    ("count", "<u4", 24),   # lock holder: live records
+], itemsize=64)
+alloc_record = checked_dtype("alloc_record", [
+    ("base", "<u8", 0),        # lock holder
+    ("size", "<u8", 8),        # lock holder
+    ("owner_pid", "<u4", 16),  # lock holder
+    ("agent", "<i4", 20),      # lock holder: owning agent, -1 for system memory
+    ("kind", "<u4", 24),       # lock holder: ALLOC_*, 0 = free record
+    ("flags", "<u4", 28),
+], itemsize=32)
+ALLOC_FREE, ALLOC_DEVICE, ALLOC_HOST, ALLOC_STAGING, ALLOC_KERNARG = 0, 1, 2, 3, 4
+ALLOC_KIND_NAMES = {1: "coarse-grained device", 2: "fine-grained host", 3: "staging", 4: "kernarg"}
+ALLOC_ALIGN = 256
+
+# ----------------------------------------------------------------------------------------------
+codeobj_entry = checked_dtype("codeobj_entry", [
+    ("owner", "<u8", 0),      # any (cas): own_word(pid, CO_*)
+    ("gen", "<u4", 8),        # host, bumped each load into the slot
+    ("src_len", "<u4", 12),   # host
+    ("meta_len", "<u4", 16),  # host
+    ("n_kernels", "<u4", 20),  # host
+    ("name", "S64", 64),      # host
+], itemsize=256)
+CO_LOADING, CO_LOADED = 1, 2
+CODEOBJ_SLOTS = 128
+CODEOBJ_BLOB_BYTES = 64 * 1024
+
+# ----------------------------------------------------------------------------------------------
+trace_ring_header = checked_dtype("trace_ring_header", [
+    ("owner", "<u8", 0),   # any (cas): own_word(pid, 1)
+    ("count", "<u8", 8),   # the owning process: events written so far (ring index = count % N)
+    ("role", "<u4", 16),   # the owning process: ROLE_* or 0 for a client
+    ("name", "S32", 32),   # the owning process
+], itemsize=64)
+trace_event = checked_dtype("trace_event", [
+    ("ts", "<u8", 0),      # time.monotonic_ns()
+    ("kind", "<u2", 8),    # EV_*
+    ("track", "<u2", 10),  # queue slot or engine, by kind
+    ("pid", "<u4", 12),
+    ("a", "<u8", 16),
+    ("b", "<u8", 24),
+], itemsize=32)
+EV_DOORBELL = 1        # host: track=queue, a=global queue id, b=doorbell value
+EV_LAUNCH = 2          # host: a=dispatch id, b=kernel object
+EV_KERNEL_BEGIN = 3    # device: track=engine, a=dispatch id, b=kernel object
+EV_KERNEL_END = 4      # device
+EV_BARRIER_BEGIN = 5   # device
+EV_BARRIER_END = 6
+EV_COPY_BEGIN = 7      # device (SDMA): a=dispatch id, b=bytes
+EV_COPY_END = 8
+EV_QUEUE_ERROR = 9     # device: a=dispatch id, b=status
+EV_SIGNAL_WAIT_BEGIN = 10  # host: a=signal handle
+EV_SIGNAL_WAIT_END = 11
+EV_COPY_SUBMIT = 12    # host: a=dispatch id, b=bytes
+TRACE_EVENT_BYTES = 32
+
+
+def dispatch_id(agent: int, queue_slot: int, index: int) -> int:
+    """A dispatch id unique on the platform: agent, queue slot and packet index."""
+    return (agent << 56) | (queue_slot << 44) | (index & ((1 << 44) - 1))
+
+
+def split_dispatch_id(did: int):
+    return did >> 56, (did >> 44) & 0xFFF, did & ((1 << 44) - 1)
