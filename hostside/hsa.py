@@ -701,6 +701,13 @@ class AsyncHandler:
 
 _runtime: Runtime | None = None
 _runtime_lock = threading.Lock()
+_default_config: dict | None = None
+
+
+def configure(config: dict | None) -> None:
+    """Config for the next embedded platform this process starts (keys of shm_layout.topology.DEFAULTS)."""
+    global _default_config
+    _default_config = config
 
 
 def runtime(config: dict | None = None) -> Runtime:
@@ -711,7 +718,11 @@ def runtime(config: dict | None = None) -> Runtime:
         return rt
     with _runtime_lock:
         if _runtime is None or _runtime.closed:
-            _runtime = Runtime(config=config)
+            cfg = config if config is not None else _default_config
+            if cfg is None and os.environ.get("HDEMU_CONFIG"):
+                from .platform import load_config
+                cfg = load_config(os.environ["HDEMU_CONFIG"])
+            _runtime = Runtime(config=cfg)
         return _runtime
 
 
