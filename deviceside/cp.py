@@ -420,7 +420,10 @@ class CommandProcessor:
             own = int(d["owner"])
             if own >> 32 != L.Q_ACTIVE or int(d["engine"]) != engine or int(d["kind"]) != kind:
                 continue
-            if not int(d["active"]) or int(d["destroy_req"]):
+            if int(d["destroy_req"]):
+                d["active"] = 0      # acknowledge: this engine no longer touches the queue
+                continue
+            if not int(d["active"]):
                 continue
             qs = keep.get(q)
             if qs is None or qs.gen != int(d["generation"]):

@@ -1,0 +1,55 @@
+"""Kernels used by the tests (a code object: loaded with hipModuleLoad, executed by the CP)."""
+import time
+
+import numpy as np
+
+from shm_layout.kernels import kernel
+
+
+@kernel("f32* a, f32* b, f32* c, u32 n")
+def vadd(ctx, a, b, c, n):
+    c[:n] = a[:n] + b[:n]
+
+
+@kernel("i32* x, u32 n")
+def inc(ctx, x, n):
+    """Non-idempotent: every execution adds one."""
+    x[:n] += 1
+
+
+@kernel("")
+def empty(ctx):
+    pass
+
+
+@kernel("f64 seconds")
+def sleep(ctx, seconds):
+    time.sleep(seconds)
+
+
+@kernel("u64* out, u32 slot")
+def stamp(ctx, out, slot):
+    """Writes the current monotonic time into out[slot] (ordering tests)."""
+    out[slot] = time.monotonic_ns()
+
+
+@kernel("i32* x")
+def boom(ctx, x):
+    raise ValueError("kernel asked to fail")
+
+
+@kernel("i32* x, u32 n")
+def overrun(ctx, x, n):
+    x[n + 1000000] = 1
+
+
+@kernel("f32* y, f32* x, f32 a, u32 n")
+def axpy(ctx, y, x, a, n):
+    y[:n] += a * x[:n]
+
+
+@kernel("i32* out")
+def grid_ids(ctx, out):
+    """Writes each work-item's global id (vectorised over the grid)."""
+    i = ctx.global_id(0)
+    out[i] = i.astype(np.int32)
