@@ -28,7 +28,7 @@ from .hsa import HSA_SIGNAL_CONDITION_EQ, HsaError, Queue, Runtime
 #: has reached 0 (ROCclr keeps a similar ring of signals per virtual GPU).
 SIGNALS_PER_STREAM = 256
 #: Bytes of staging buffer per stream for pageable copies (copied in chunks of half of it).
-STAGING_BYTES = 4 << 20
+STAGING_BYTES = 1 << 20
 
 KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
 MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
