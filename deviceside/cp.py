@@ -38,9 +38,9 @@ from shm_layout.trace import TraceRing
 from .memory import DeviceMemory, MemoryFault
 
 #: How often an engine reclaims dead owners' queues and checks the supervisor.
-HOUSEKEEPING_S = 0.25
+HOUSEKEEPING_S = 0.5
 #: Longest sleep of an idle engine between liveness checks.
-IDLE_SLICE_S = 0.1
+IDLE_SLICE_S = 0.5
 #: Sleep of an engine whose queue is parked on an unsatisfied barrier (doubles up to the max).
 BARRIER_POLL_MIN_S = 100e-6
 BARRIER_POLL_MAX_S = 5e-3
@@ -99,6 +99,8 @@ class QueueState:
         self.i_read = base + L.QD_READ // 8
         self.i_doorbell = base + L.QD_DOORBELL // 8
         self.i_owner = base
+        self.i_packets_done = base + 48
+        self.i_kernels_done = base + 49
         self.ring_off = cp.agent.ring_offset(q)
         self.desc = cp.agent.qdesc[q:q + 1]
         self.parked_until = 0.0
@@ -329,7 +331,7 @@ class CommandProcessor:
             try:
                 if ptype == A.HSA_PACKET_TYPE_KERNEL_DISPATCH:
                     self.run_dispatch(qs, idx, off, engine)
-                    qs.desc["kernels_done"] += 1
+                    a64[qs.i_kernels_done] += 1
                 elif ptype in (A.HSA_PACKET_TYPE_BARRIER_AND, A.HSA_PACKET_TYPE_BARRIER_OR):
                     if not self.try_barrier(qs, idx, off, ptype, engine):
                         now = now or time.monotonic()
@@ -349,7 +351,7 @@ class CommandProcessor:
             a64[qs.i_read] = idx + 1
             done += 1
         if done:
-            qs.desc["packets_done"] += done
+            a64[qs.i_packets_done] += done
         return done
 
     # -- engines ------------------------------------------------------------------------------
@@ -367,6 +369,9 @@ class CommandProcessor:
         kind = L.QKIND_SDMA if sdma else L.QKIND_AQL
         wake = self.agent.engine_wake_addr(engine)
         stats = self.agent.engine_stats[engine:engine + 1]
+        i_busy = (L.AGENT_ENGINE_STATS_OFF + engine * 64) // 8      # engine_stats: busy_ns, packets
+        a64 = self.a64
+        last_work = 0.0
         gen_seen = -1
         queues: list[QueueState] = []
         last_hk = 0.0
@@ -395,9 +400,10 @@ class CommandProcessor:
             for qs in queues:
                 done += process(qs, engine)
             if done:
-                stats["busy_ns"] += time.monotonic_ns() - t0
-                stats["packets"] += done
-                self.agent.hdr["packets"] += done
+                a64[i_busy] += time.monotonic_ns() - t0
+                a64[i_busy + 1] += done
+                a64[6] += done                                          # agent_header.packets
+                last_work = time.monotonic()
                 continue
             now = time.monotonic()
             if now - last_hk > HOUSEKEEPING_S:
@@ -409,7 +415,9 @@ class CommandProcessor:
                 time.sleep(max(0.0, min(parked) - time.monotonic()))
                 continue
             stats["sleeps"] += 1
-            wait_until(has_work, wake, IDLE_SLICE_S, spin_s=WAIT_SPIN_S, slice_s=IDLE_SLICE_S)
+            # spin only right after work (traffic is likely to continue); an idle wake-up sleeps at once
+            spin = WAIT_SPIN_S if now - last_work < WAIT_SPIN_S else 0.0
+            wait_until(has_work, wake, IDLE_SLICE_S, spin_s=spin, slice_s=IDLE_SLICE_S)
             stats["wakeups"] += 1
 
     def _my_queues(self, engine, kind, old):
@@ -469,10 +477,11 @@ class CommandProcessor:
             o = int(owners[i])
             if (o & 0xFFFFFFFF) in dead:
                 cas(self.pm.signal_addr(int(i)) + 32, o, 0)
-        for s in range(L.CODEOBJ_SLOTS):
-            o = int(self.pm.codeobj[s]["owner"])
-            if o and not pid_alive(o & 0xFFFFFFFF):
-                cas(self.pm.segs["codeobj"].addr + s * L.codeobj_entry.itemsize, o, 0)
+        co = self.pm.codeobj["owner"]
+        for s in np.flatnonzero(co != 0):
+            o = int(co[s])
+            if not pid_alive(o & 0xFFFFFFFF):
+                cas(self.pm.segs["codeobj"].addr + int(s) * L.codeobj_entry.itemsize, o, 0)
 
     def run(self) -> int:
         sys.setswitchinterval(0.0005)

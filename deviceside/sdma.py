@@ -86,5 +86,5 @@ class SdmaEngine:
             done += 1
             cp.agent.hdr["copies"] += 1
         if done:
-            qs.desc["packets_done"] += done
+            a64[qs.i_packets_done] += done
         return done
