@@ -105,6 +105,7 @@ class QueueState:
         self.desc = cp.agent.qdesc[q:q + 1]
         self.parked_until = 0.0
         self.park_s = BARRIER_POLL_MIN_S
+        self.last_did = 0
 
 
 class CommandProcessor:
@@ -128,7 +129,12 @@ class CommandProcessor:
         self.n_engines = self.topo.n_engines
         self.role = self._find_role()
         self.supervisor_pid = int(self.pm.boot_hdr["supervisor_pid"][0])
-        self.hooks = []            # callables(agent, did, kernel, ctx, start, end) for profiling lanes
+        self.hooks = []            # callables(agent, did, kernel, ctx, start, end)
+        self.dfx = None
+        dg = self.topo.dfx
+        if dg is not None and dg.prof["mode"] == "real":
+            from .taskring import TaskRings
+            self.dfx = TaskRings(self.pm, dg, agent, self.n_engines)
 
     def _find_role(self):
         for i in range(L.BOOT_MAX_ROLES):
@@ -221,6 +227,7 @@ class CommandProcessor:
     def run_dispatch(self, qs: QueueState, idx: int, off: int, engine: int) -> None:
         (_h, setup, wx, wy, wz, _r0, gx, gy, gz, _priv, _grp, kobj, karg, _r2, sig) = \
             _PKT.unpack_from(self.aseg.buf, off)
+        fetch = time.monotonic_ns()
         dims = setup & 3
         if not 1 <= dims <= 3:
             raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
@@ -269,6 +276,10 @@ class CommandProcessor:
             tr.record(L.EV_KERNEL_END, engine, did, kobj, end)
         for h in self.hooks:
             h(self.agent_index, did, k, ctx, start, end)
+        if self.dfx is not None:
+            kb = bytes(seg.buf[koff:koff + min(k.sig.size, 64)]) if k.sig.size else b""
+            self.dfx.emit(engine, did, kobj, start, end, fetch, qs.last_did, (gx, gy, gz), kb, 2)
+        qs.last_did = did
         self.complete_signal(sig, start, end)
 
     def try_barrier(self, qs: QueueState, idx: int, off: int, ptype: int, engine: int) -> bool:
@@ -283,9 +294,12 @@ class CommandProcessor:
         if not ok:
             return False
         now = time.monotonic_ns()
+        did = L.dispatch_id(self.agent_index, qs.q, idx)
         if self.trace:
-            did = L.dispatch_id(self.agent_index, qs.q, idx)
             self.trace.record(L.EV_BARRIER_END, engine, did, ptype, now)
+        if self.dfx is not None:
+            self.dfx.emit(engine, did, 0, now, now, now, qs.last_did, (0, 0, 0), b"", ptype)
+        qs.last_did = did
         self.complete_signal(sig, now, now)
         return True
 

@@ -75,6 +75,11 @@ class Platform:
         self._watcher = None
         self.stopped = False
         self.started_ns = 0
+        self.dfx_out = None
+        self.dfx_roles: dict[str, list[int]] = {"lanes": [], "collector": []}
+        if self.topo.dfx is not None:
+            prof = self.topo.dfx.prof
+            self.dfx_out = os.path.abspath(prof["output_dir"] or f"hdemu-dfx-{self.name}")
 
     @property
     def name(self) -> str:
@@ -118,6 +123,16 @@ class Platform:
             roles[a]["kind"] = L.ROLE_CP
             roles[a]["agent"] = a
             roles[a]["state"] = L.ROLE_STARTING
+        if self.topo.dfx is not None:
+            i = self.topo.n_agents
+            roles[i]["kind"] = L.ROLE_COLLECTOR
+            roles[i]["state"] = L.ROLE_STARTING
+            self.dfx_roles["collector"] = [i]
+            for lane in range(self.topo.dfx.prof["lanes"]):
+                roles[i + 1 + lane]["kind"] = L.ROLE_LANE
+                roles[i + 1 + lane]["agent"] = lane
+                roles[i + 1 + lane]["state"] = L.ROLE_STARTING
+                self.dfx_roles["lanes"].append(i + 1 + lane)
         hdr["magic"] = L.MAGIC  # last: attachers check it
 
     def _init_agents(self):
@@ -130,14 +145,29 @@ class Platform:
             hdr["agent_index"] = a
             hdr["magic"] = L.MAGIC
 
-    def _start_roles(self):
-        env = role_env()
+    def _spawn(self, index: int, argv: list) -> None:
         out = subprocess.DEVNULL if self.quiet_roles else None
+        p = subprocess.Popen([sys.executable, "-m"] + argv, env=role_env(), stdin=subprocess.DEVNULL,
+                             stdout=out, cwd=_REPO_ROOT)
+        self.procs[index] = p
+        self.pm.roles[index]["pid"] = p.pid
+
+    def _start_roles(self):
         for a in range(self.topo.n_agents):
-            p = subprocess.Popen([sys.executable, "-m", "deviceside.cp", self.name, str(a)],
-                                 env=env, stdin=subprocess.DEVNULL, stdout=out, cwd=_REPO_ROOT)
-            self.procs[a] = p
-            self.pm.roles[a]["pid"] = p.pid
+            self._spawn(a, ["deviceside.cp", self.name, str(a)])
+        if self.topo.dfx is not None:
+            from shm_layout import dfx as D
+            col = self.dfx_roles["collector"][0]
+            self._spawn(col, ["hostside.collector", self.name, self.dfx_out])
+            ctl = self.pm.segs["dfxctl"].view(D.ctl_header, 0, 1)
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S
+            while int(ctl["collector_state"][0]) != D.COL_RUNNING:   # free queues filled first
+                if self.procs[col].poll() is not None or time.monotonic() > deadline:
+                    raise PlatformError(f"the DFX collector did not start (exit code {self.procs[col].poll()})")
+                time.sleep(0.002)
+            self.pm.roles[col]["state"] = L.ROLE_READY
+            for lane, i in enumerate(self.dfx_roles["lanes"]):
+                self._spawn(i, ["deviceside.aicpu", self.name, str(lane)])
 
     def _wait_ready(self):
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
@@ -163,6 +193,36 @@ class Platform:
                     print(f"hdemu supervisor: role {i} (pid {p.pid}) died with code {p.returncode}",
                           file=sys.stderr, flush=True)
 
+    def _stop_profiling(self) -> None:
+        """Lanes flush and exit, then the collector drains and writes; salvage if it is dead."""
+        from shm_layout import dfx as D
+        from .collector import FLUSH_TIMEOUT_S, salvage
+        g = self.topo.dfx
+        ctl_seg = self.pm.segs["dfxctl"]
+        ctl = ctl_seg.view(D.ctl_header, 0, 1)
+        ctl["stop"] = 1
+        for t in range(g.T):
+            futex_wake(ctl_seg.addr + g.wake_off + t * 64)
+        futex_wake(ctl_seg.addr + 128)
+        deadline = time.monotonic() + FLUSH_TIMEOUT_S
+        for i in self.dfx_roles["lanes"] + self.dfx_roles["collector"]:
+            p = self.procs.get(i)
+            if p is None:
+                continue
+            try:
+                p.wait(max(0.01, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
+        col = self.procs.get(self.dfx_roles["collector"][0])
+        if col is not None and int(ctl["collector_state"][0]) != D.COL_DONE:
+            self.salvaged = salvage(self.pm, self.dfx_out)
+
+    def dfx_accounting(self) -> dict:
+        """Per pool: total, dropped (device) and collected (host) counters, read from the segments."""
+        from .collector import accounting
+        return accounting(self.pm)
+
     def role_pids(self) -> dict[int, int]:
         return {i: p.pid for i, p in self.procs.items()}
 
@@ -181,6 +241,11 @@ class Platform:
                         futex_wake(ag.engine_wake_addr(e))
             except Exception:  # noqa: BLE001 - teardown goes on whatever happens
                 pass
+        if self.topo.dfx is not None and self.pm is not None:
+            try:
+                self._stop_profiling()
+            except Exception as exc:  # noqa: BLE001 - teardown goes on whatever happens
+                print(f"hdemu supervisor: profiling shutdown: {exc}", file=sys.stderr, flush=True)
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for p in self.procs.values():
             try:

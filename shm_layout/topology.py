@@ -54,6 +54,10 @@ def validate_config(cfg: dict) -> dict:
             raise ValueError(f"platform config {k} must be a power of two, not {out[k]}")
     if out["arch"] not in ("a2a3", "a5"):
         raise ValueError(f"platform config arch must be 'a2a3' or 'a5', not {out['arch']!r}")
+    if not isinstance(out["profiling"], dict):
+        raise ValueError(f"platform config profiling must be a table, not {out['profiling']!r}")
+    from .dfx import validate_profiling
+    out["profiling"] = validate_profiling(out["profiling"], out["arch"])
     return out
 
 
@@ -86,6 +90,10 @@ class Topology:
         self.codeobj_bytes = L.CODEOBJ_SLOTS * (L.codeobj_entry.itemsize + L.CODEOBJ_BLOB_BYTES)
         self.trace_ring_bytes = 64 + self.trace_events * L.TRACE_EVENT_BYTES
         self.trace_bytes = self.trace_rings * self.trace_ring_bytes
+        self.dfx = None
+        if cfg["profiling"]["enabled"]:
+            from .dfx import DfxGeometry
+            self.dfx = DfxGeometry(cfg["profiling"], cfg["arch"], self.n_agents * self.n_engines)
 
     @classmethod
     def new(cls, cfg: dict, pid: int, token: str) -> "Topology":
@@ -99,6 +107,9 @@ class Topology:
         for a in range(cfg["agents"]):
             names[f"agent{a}"] = segment_name(pid, token, f"agent{a}")
             names[f"mem{a}"] = segment_name(pid, token, f"mem{a}")
+        if cfg["profiling"]["enabled"]:
+            for k in ("dfxhdr", "dfxbuf", "dfxctl"):
+                names[k] = segment_name(pid, token, k)
         return cls(cfg, names)
 
     def segment_sizes(self) -> dict:
@@ -108,6 +119,10 @@ class Topology:
         for a in range(self.n_agents):
             s[f"agent{a}"] = self.agent_bytes
             s[f"mem{a}"] = self.memory_bytes
+        if self.dfx is not None:
+            s["dfxhdr"] = self.dfx.hdr_bytes + (-self.dfx.hdr_bytes) % 4096
+            s["dfxbuf"] = self.dfx.buf_region_bytes + (-self.dfx.buf_region_bytes) % 4096
+            s["dfxctl"] = self.dfx.ctl_bytes + (-self.dfx.ctl_bytes) % 4096
         return s
 
     def to_json(self) -> str:
