@@ -132,7 +132,8 @@ class AicpuThread:
                 fetch_add32(self.lane.ctl.addr + 64, -1)
                 notify(self.lane.ctl.addr + 68)
         end_ns = time.monotonic_ns()
-        self._log_stall(pool.k, gate, start_ns, end_ns, ok)
+        release = self.h64[(pool.off + D.PB_REFILL) // 8] if gate == D.GATE_POP else 0
+        self._log_stall(pool.k, gate, start_ns, end_ns, ok, release)
         if not ok:
             self.h64_ctl_backstop()
             if not self.lane.collector_alive():
@@ -142,11 +143,11 @@ class AicpuThread:
     def h64_ctl_backstop(self):
         self.lane.c64[self.lane.status_off // 8 + 6] += 1
 
-    def _log_stall(self, k, gate, start, end, ok):
+    def _log_stall(self, k, gate, start, end, ok, release=0):
         n = self.lane.c64[self.stall_i]
-        off = self.stall_base + (n % D.STALL_LOG) * 32
-        struct.pack_into("<IIIIQQ", self.lane.ctl.buf, off, self.t, k, gate,
-                         D.STALL_RECOVERED if ok else D.STALL_EXPIRED, start, end)
+        off = self.stall_base + (n % D.STALL_LOG) * D.stall_record.itemsize
+        struct.pack_into("<IIIIQQQ", self.lane.ctl.buf, off, self.t, k, gate,
+                         D.STALL_RECOVERED if ok else D.STALL_EXPIRED, start, end, release)
         self.lane.c64[self.stall_i] = n + 1
         st = self.status
         st["stalls"] += 1
@@ -373,6 +374,9 @@ class AicpuThread:
         templates = {k: np.zeros(batch, self.g.rec_dtype[k]) for k in kinds}
         ids = np.arange(batch, dtype=np.uint64)
         ctl = self.lane.ctl_hdr
+        while prof["synthetic_wait_go"] and not int(ctl["go"][0]) and not int(ctl["stop"][0]):
+            time.sleep(0.001)
+        t0 = time.monotonic()
         while not int(ctl["stop"][0]):
             if count and seq >= count:
                 break
@@ -443,6 +447,7 @@ class Lane:
         return pid != 0 and pid_alive(pid) and int(self.ctl_hdr["collector_state"][0]) != D.COL_DONE
 
     def run(self) -> int:
+        sys.setswitchinterval(0.0005)
         st = self.status
         st["pid"] = os.getpid()
         st["state"] = D.LANE_RUNNING

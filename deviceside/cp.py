@@ -391,8 +391,13 @@ class CommandProcessor:
         last_hk = 0.0
         process = sd.process_queue if sd else self.process_queue
 
+        boot = self.pm.boot_hdr
+
         def has_work():
             if self.stopping or gen_seen != self.agent.hdr["queue_table_gen"][0]:
+                return True
+            if boot["shutdown"][0]:
+                self.stopping = True
                 return True
             for qs in queues:
                 if qs.parked_until:

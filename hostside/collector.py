@@ -43,8 +43,8 @@ from shm_layout.topology import PlatformMap
 
 #: Longest sleep of an idle drain shard between stop / quiesce checks.
 SHARD_SLICE_S = 0.05
-#: Replenish thread period while idle.
-REPLENISH_PERIOD_S = 0.001
+#: Replenish thread period while idle (a shard that records a short site wakes it at once).
+REPLENISH_PERIOD_S = 0.005
 #: After ``stop``, the longest wait for lanes to flush before the collector gives up on them.
 FLUSH_TIMEOUT_S = 60.0
 
@@ -79,6 +79,7 @@ class Collector:
         self.allocated = {(t, k): 0 for t in range(g.T) for k in g.kinds}
         self.recycled = {(k, s): collections.deque() for k in g.kinds for s in range(self.S)}
         self.done = collections.deque()
+        self.done_event = threading.Event()
         self.alloc_lock = threading.Lock()
         self.out_lock = threading.Lock()
         self.corrupt: dict[int, str] = {}
@@ -147,6 +148,8 @@ class Collector:
         tail = (tail + 1) & 0xFFFFFFFF
         self.free_tails[(t, k)] = tail
         self.host_put_u32(po + D.PB_TAIL, tail, t=t)
+        self.h64[(po + D.PB_REFILL) // 8] = time.monotonic_ns()
+        self.hdr.write_range_to_device(po + D.PB_REFILL, 8)
 
     def top_up(self, s: int, t: int, k: int) -> bool:
         """Fill the free queue of (t, k) from shard s's recycled lane; False when the lane ran dry."""
@@ -211,6 +214,8 @@ class Collector:
         self.publish_collected(t, k, count)
         self.stats["buffers_bytes"] += nbytes
         self.done.append((ptr, k, t, s))
+        if short:
+            self.done_event.set()
 
     def _collect_payloads(self, t, recs):
         base = self.g.arena_data(t)
@@ -348,7 +353,8 @@ class Collector:
             if moved:
                 notify(self.ctl.addr + 128)   # shards with short sites retry now
             else:
-                time.sleep(REPLENISH_PERIOD_S)
+                self.done_event.wait(REPLENISH_PERIOD_S)
+                self.done_event.clear()
         self.drain_done_into_recycled()
         self.publish_arena_acks()
 
@@ -368,6 +374,7 @@ class Collector:
         return not self.pending(range(self.g.T))
 
     def run(self) -> int:
+        sys.setswitchinterval(0.0005)
         self._open_outputs()
         self.proactive_replenish()
         self.ctl_hdr["collector_pid"] = os.getpid()
@@ -450,7 +457,8 @@ def read_stalls(pm) -> list[dict]:
             out.append({"thread": int(r["thread"]), "lane": g.lane_of_thread(int(r["thread"])),
                         "kind": D.KIND_NAMES[int(r["kind"])], "gate": D.GATE_NAMES.get(int(r["gate"]), "?"),
                         "start_ns": int(r["start_ns"]), "end_ns": int(r["end_ns"]),
-                        "outcome": "recovered" if int(r["outcome"]) == D.STALL_RECOVERED else "expired"})
+                        "outcome": "recovered" if int(r["outcome"]) == D.STALL_RECOVERED else "expired",
+                        "release_ns": int(r["release_ns"])})
     return sorted(out, key=lambda r: r["start_ns"])
 
 

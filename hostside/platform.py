@@ -123,7 +123,7 @@ class Platform:
             roles[a]["kind"] = L.ROLE_CP
             roles[a]["agent"] = a
             roles[a]["state"] = L.ROLE_STARTING
-        if self.topo.dfx is not None:
+        if self.topo.dfx is not None and self.topo.dfx.prof["autostart"]:
             i = self.topo.n_agents
             roles[i]["kind"] = L.ROLE_COLLECTOR
             roles[i]["state"] = L.ROLE_STARTING
@@ -155,7 +155,7 @@ class Platform:
     def _start_roles(self):
         for a in range(self.topo.n_agents):
             self._spawn(a, ["deviceside.cp", self.name, str(a)])
-        if self.topo.dfx is not None:
+        if self.topo.dfx is not None and self.topo.dfx.prof["autostart"]:
             from shm_layout import dfx as D
             col = self.dfx_roles["collector"][0]
             self._spawn(col, ["hostside.collector", self.name, self.dfx_out])
@@ -241,7 +241,7 @@ class Platform:
                         futex_wake(ag.engine_wake_addr(e))
             except Exception:  # noqa: BLE001 - teardown goes on whatever happens
                 pass
-        if self.topo.dfx is not None and self.pm is not None:
+        if self.topo.dfx is not None and self.pm is not None and self.topo.dfx.prof["autostart"]:
             try:
                 self._stop_profiling()
             except Exception as exc:  # noqa: BLE001 - teardown goes on whatever happens

@@ -84,10 +84,12 @@ pool_block = checked_dtype("pool_block", [
     ("buffer_ptrs", ("<u8", (SLOT_MAX,)), 64),   # host
     ("head", "<u4", 128),                        # device
     ("tail", "<u4", 192),                        # host
+    ("refill_ns", "<u8", 200),                   # host: monotonic ns of the last tail publish
 ], itemsize=256, align_hot=("buffer_ptrs", "head", "tail"))
 PB_PTRS = field_offset(pool_block, "buffer_ptrs")
 PB_HEAD = field_offset(pool_block, "head")
 PB_TAIL = field_offset(pool_block, "tail")
+PB_REFILL = field_offset(pool_block, "refill_ns")
 arena_block = checked_dtype("arena_block", [
     ("arena_write_offset", "<u8", 0), ("published_payload_count", "<u8", 8),   # device
     ("completed_payload_count", "<u8", 64),                                   # host
@@ -103,6 +105,7 @@ ctl_header = checked_dtype("dfx_ctl_header", [
     ("stop", "<u4", 8),              # supervisor: 1 = lanes finish, flush and exit
     ("quiesce_req", "<u4", 12),      # any: 1 = collector drains everything queued, then acks
     ("quiesce_ack", "<u4", 16),      # collector: = quiesce generation drained
+    ("go", "<u4", 20),               # any: synthetic lanes with synthetic_wait_go start when 1
     ("common_stall", "<u4", 64),     # any (atomic): >0 while a common-mode stall holds every lane
     ("common_seq", "<u4", 68),
     ("collector_wake", "<u8", 128),  # wake word of the collector's shards (device notifies)
@@ -118,7 +121,9 @@ LANE_STARTING, LANE_RUNNING, LANE_FLUSHED, LANE_EXITED, LANE_IDLE_HOST_GONE = 0,
 LANE_STATE_NAMES = {0: "starting", 1: "running", 2: "flushed", 3: "exited", 4: "idle (host gone)"}
 stall_record = checked_dtype("stall_record", [
     ("thread", "<u4", 0), ("kind", "<u4", 4), ("gate", "<u4", 8), ("outcome", "<u4", 12),
-    ("start_ns", "<u8", 16), ("end_ns", "<u8", 24)], itemsize=32)
+    ("start_ns", "<u8", 16), ("end_ns", "<u8", 24),
+    ("release_ns", "<u8", 32)],   # pop gate: when the host published the refill that ended it
+    itemsize=48)
 GATE_PUSH, GATE_POP, GATE_COMMON = 1, 2, 3
 GATE_NAMES = {1: "push", 2: "pop", 3: "common"}
 STALL_RECOVERED, STALL_EXPIRED = 0, 1
@@ -152,6 +157,8 @@ PROFILING_DEFAULTS = {
     "synthetic_duration_s": 1.0,
     "synthetic_records": 0,     # per thread per kind; 0 = use duration
     "skip_writeback_thread": -1,  # fault injection: the collector omits one write_range_to_device
+    "synthetic_wait_go": False,  # synthetic lanes wait for ctl.go (benchmarks time from the go)
+    "autostart": True,          # False: segments only; a test drives lanes and collector in-process
 }
 
 
@@ -239,7 +246,7 @@ class DfxGeometry:
         self.lane_off = 256
         self.wake_off = self.lane_off + prof["lanes"] * 64
         self.stall_off = self.wake_off + self.T * 64
-        self.stall_bytes = 64 + STALL_LOG * 32
+        self.stall_bytes = 64 + STALL_LOG * stall_record.itemsize
         self.rings_off = self.stall_off + self.T * self.stall_bytes
         self.ring_bytes = 128 + TASK_RING * 128
         # host-written accounting: collected records per (thread, kind), corrupt flag per thread
