@@ -158,7 +158,8 @@ class Collector:
         lane = self.recycled[(k, s)]
         pushed = False
         ok = True
-        while (self.free_tails[(t, k)] - head) & 0xFFFFFFFF < self.g.slots[k]:
+        target = min(self.g.slots[k], self.g.slab[(t, k)][1])   # a lane never holds more than its pool
+        while (self.free_tails[(t, k)] - head) & 0xFFFFFFFF < target:
             try:
                 b = lane.popleft()
             except IndexError:
