@@ -4,9 +4,12 @@ Each lane is a process with ``threads_per_lane`` AICPU threads. Thread ``t`` own
 and, per subsystem kind, a pool (active buffer + free queue). It writes records into its active
 buffer; at a buffer switch it follows the device order of the DFX backpressure design:
 
-    publish the full buffer:  entry -> wmb -> advance queue_tails[t]      (PUSH gate before it)
-    clear the current buffer
-    claim a replacement:      rmb -> buffer_ptrs[head % SLOT] -> head + 1  (POP gate)
+    publish the full buffer:  entry -> clear the active head -> wmb -> advance queue_tails[t]
+                              (the PUSH gate runs before any of it)
+    claim a replacement:      rmb -> buffer_ptrs[head % SLOT] -> active head -> head + 1  (POP gate)
+
+(The design document clears the current buffer after the tail advance; here the active head lets
+go first, because the collector counts each lane's holdings from it: see hostside.collector.top_up.)
 
 The push gate blocks while the ready queue is full ((tail + 1) % N == head); the pop gate while the
 free queue is empty (head == tail). Each gate takes ONE budget before its loop, counted in emulated
@@ -174,6 +177,10 @@ class AicpuThread:
         bh = pool.cur - D.DFX_BUF_BASE
         struct.pack_into("<IIII", self.lane.buf.buf, bh, pool.count, pool.k, pool.seq, self.t)
         _ENTRY.pack_into(self.hbuf, self.g.entry_off(self.t, self.tail), self.t, pool.k, pool.cur, pool.seq, 0)
+        # the active head lets go of the buffer before the tail hands it over: the host counts a
+        # lane's holdings (free entries + current buffer) and must never see a published buffer
+        # still named current (it would under-fill a starving lane and leave it parked)
+        self.h64[pool.off // 8] = 0
         data_written()
         wmb()
         publish("queue_tails")
@@ -192,10 +199,10 @@ class AicpuThread:
         rmb()
         head = h32[i_head]
         ptr = self.h64[(pool.off + D.PB_PTRS) // 8 + head % pool.slots]
-        h32[i_head] = (head + 1) & 0xFFFFFFFF
         try:
             self.g.check_buffer_kind(pool.k, ptr)
         except ValueError as exc:
+            h32[i_head] = (head + 1) & 0xFFFFFFFF
             print(f"hdemu aicpu thread {self.t}: free queue of {D.KIND_NAMES[pool.k]} gave a bad pointer: {exc}",
                   file=sys.stderr, flush=True)
             return False
@@ -204,8 +211,11 @@ class AicpuThread:
         pool.seq += 1
         off = ptr - D.DFX_BUF_BASE + 64
         pool.view = np.frombuffer(self.lane.buf.buf, dtype=pool.dtype, count=pool.cap, offset=off)
+        # the active head names the buffer BEFORE the head advances: a host that counts this lane's
+        # holdings (free entries + current buffer) may over-count for a moment, never under-count
         self.h64[pool.off // 8] = ptr
         h32[pool.off // 4 + 2] = pool.seq
+        h32[i_head] = (head + 1) & 0xFFFFFFFF
         return True
 
     def _switch(self, pool: Pool, replace: bool = True) -> None:
@@ -218,7 +228,6 @@ class AicpuThread:
             pool.cur = 0                       # the published buffer now belongs to the host
             pool.count = 0
             pool.view = None
-            self.h64[pool.off // 8] = 0
         if replace:
             self._pop(pool)
 

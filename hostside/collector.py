@@ -80,6 +80,7 @@ class Collector:
         self.recycled = {(k, s): collections.deque() for k in g.kinds for s in range(self.S)}
         self.done = collections.deque()
         self.done_event = threading.Event()
+        self.short_count: dict = {}                  # (kind, shard) -> short sites now recorded
         self.alloc_lock = threading.Lock()
         self.out_lock = threading.Lock()
         self.corrupt: dict[int, str] = {}
@@ -155,10 +156,13 @@ class Collector:
         """Fill the free queue of (t, k) from shard s's recycled lane; False when the lane ran dry."""
         po = self.g.pool_off(t, k)
         head = self.dev_u32(po + D.PB_HEAD)
+        holding = 1 if self.dev_u64(po) else 0      # the lane's current buffer (read after the head)
         lane = self.recycled[(k, s)]
         pushed = False
         ok = True
-        target = min(self.g.slots[k], self.g.slab[(t, k)][1])   # a lane never holds more than its pool
+        # a lane never holds more than its own pool (free entries + current buffer): buffers that
+        # circulate through a shard cannot pile up on one thread while a sibling starves
+        target = min(self.g.slots[k], self.g.slab[(t, k)][1] - holding)
         while (self.free_tails[(t, k)] - head) & 0xFFFFFFFF < target:
             try:
                 b = lane.popleft()
@@ -271,13 +275,18 @@ class Collector:
         if short:
             still = []
             for site in short:
-                if site[0] in self.corrupt:
+                if site[0] in self.corrupt or site in still:
                     continue
                 if self.top_up(s, *site):
                     self.stats["retries_ok"] += 1
                 else:
                     still.append(site)
             short[:] = still
+            counts: dict = {}
+            for _t, k in still:
+                counts[k] = counts.get(k, 0) + 1
+            for k in self.g.kinds:
+                self.short_count[(k, s)] = counts.get(k, 0)
         return did
 
     def queues_of(self, s: int):
@@ -307,10 +316,16 @@ class Collector:
     def watermark(self, k: int, s: int) -> int:
         return len(self.queues_of(s))
 
+    def deficit(self, k: int, s: int) -> int:
+        """How many buffers shard s's recycled lane of kind k lacks: its watermark plus its starved
+        (short) sites minus what it holds. A starved shard has the largest deficit by construction."""
+        return self.watermark(k, s) + self.short_count.get((k, s), 0) - len(self.recycled[(k, s)])
+
     def select_recycled_shard(self, k: int, origin: int) -> int:
-        best, best_def = origin, self.watermark(k, origin) - len(self.recycled[(k, origin)])
+        """The recycled lane a done buffer goes to: the largest deficit, the origin shard winning ties."""
+        best, best_def = origin, self.deficit(k, origin)
         for s in range(self.S):
-            d = self.watermark(k, s) - len(self.recycled[(k, s)])
+            d = self.deficit(k, s)
             if d > best_def:
                 best, best_def = s, d
         return best
@@ -443,6 +458,28 @@ def accounting(pm) -> dict:
                           "dropped": int(pb["dropped_record_count"]), "collected": collected,
                           "in_buffer": int(pb["current_count"])})
     return {"pools": pools}
+
+
+def lane_statistics(pm) -> list[dict]:
+    """Per lane: pid, state, records, drops, stalls, stall time, tasks, expired backstops."""
+    g = pm.topo.dfx
+    ctl = pm.segs["dfxctl"]
+    out = []
+    for i in range(g.prof["lanes"]):
+        st = ctl.view(D.lane_status, g.lane_off + i * 64, 1)[0]
+        threads = range(i * g.prof["threads_per_lane"], (i + 1) * g.prof["threads_per_lane"])
+        hdr = pm.segs["dfxhdr"]
+        total = dropped = 0
+        for t in threads:
+            for k in g.kinds:
+                pb = hdr.view(D.pool_block, g.pool_off(t, k), 1)[0]
+                total += int(pb["total_record_count"])
+                dropped += int(pb["dropped_record_count"])
+        out.append({"lane": i, "pid": int(st["pid"]), "state": D.LANE_STATE_NAMES.get(int(st["state"]), "?"),
+                    "records": total, "drops": dropped, "stalls": int(st["stalls"]),
+                    "stall_ms": int(st["stall_ns"]) / 1e6, "backstops": int(st["backstops"]),
+                    "tasks": int(st["tasks"])})
+    return out
 
 
 def read_stalls(pm) -> list[dict]:

@@ -22,7 +22,8 @@ import numpy as np
 from shm_layout import aql as A
 from shm_layout import layouts as L
 
-from .hsa import HSA_SIGNAL_CONDITION_EQ, HsaError, Queue, Runtime
+from . import hsa as _hsa
+from .hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Runtime
 
 #: Completion signals per stream: a command's signal is reused this many commands later, after it
 #: has reached 0 (ROCclr keeps a similar ring of signals per virtual GPU).
@@ -40,6 +41,7 @@ class VirtualGPU:
         self.agent = agent
         self.queue: Queue = rt.queue_create(agent, queue_size)
         self.sdma: Queue | None = None
+        self.aux: list[Queue] = []     # extra AQL queues of the agent: graph branches run on them
         self.sigs = []
         self.sig_next = 0
         self.last_signal = None        # Signal of the last command, or None
@@ -58,8 +60,7 @@ class VirtualGPU:
         if i < len(self.sigs):
             s = self.sigs[i]
             if self.rt.s64[s._i]:
-                self.flush()
-                s.wait(HSA_SIGNAL_CONDITION_EQ, 0, None, check=self.check)
+                self.sync_signal(s)
         else:
             s = self.rt.signals.create(0, kind=1)
             self.sigs.append(s)
@@ -70,6 +71,8 @@ class VirtualGPU:
         self.queue.check()
         if self.sdma is not None:
             self.sdma.check()
+        for q in self.aux:
+            q.check()
 
     # -- batches -----------------------------------------------------------------------------------
     def begin_batch(self):
@@ -152,6 +155,13 @@ class VirtualGPU:
             self.commands += 1
             return s
 
+    def aux_queue(self, i: int) -> Queue:
+        """The stream's i-th auxiliary AQL queue (created on first use, destroyed with the stream).
+        Work on it is ordered with the stream only through signals (hostside.graph_exec)."""
+        while len(self.aux) <= i:
+            self.aux.append(self.rt.queue_create(self.agent, self.queue.size))
+        return self.aux[i]
+
     def _sdma_queue(self) -> Queue:
         if self.sdma is None:
             self.sdma = self.rt.queue_create(self.agent, 256, kind=L.QKIND_SDMA)
@@ -223,8 +233,14 @@ class VirtualGPU:
 
     # -- waits -------------------------------------------------------------------------------------
     def sync_signal(self, s) -> None:
+        """Wait until ``s`` reaches 0: bounded by HOST_WAIT_TIMEOUT_S, aborted by a queue error or a
+        dead device (checked every wait slice)."""
         self.flush()
-        s.wait(HSA_SIGNAL_CONDITION_EQ, 0, None, check=self.check)
+        limit = _hsa.HOST_WAIT_TIMEOUT_S
+        if s.wait(HSA_SIGNAL_CONDITION_EQ, 0, limit, check=self.check) != 0:
+            raise HostWaitTimeout(f"stream wait on signal {s.handle:#x} ran out after {limit} s "
+                                  f"(HDEMU_WAIT_TIMEOUT_S); AQL queue: {self.queue.describe()}"
+                                  + (f"; SDMA queue: {self.sdma.describe()}" if self.sdma else ""))
 
     def synchronize(self) -> None:
         with self.lock:
@@ -254,6 +270,8 @@ class VirtualGPU:
         self.queue.destroy()
         if self.sdma is not None:
             self.sdma.destroy()
+        for q in self.aux:
+            q.destroy()
         for s in self.sigs:
             s.destroy()
         if self.staging is not None:

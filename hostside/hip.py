@@ -19,7 +19,7 @@ from shm_layout.kernels import SignatureError, kernel  # noqa: F401  (re-exporte
 
 from . import hsa as _hsa
 from .commands import VirtualGPU
-from .hsa import HSA_SIGNAL_CONDITION_EQ, DeviceLost, HsaError
+from .hsa import DeviceLost, HostWaitTimeout, HsaError
 
 
 class hipError_t(enum.IntEnum):
@@ -40,6 +40,7 @@ class hipError_t(enum.IntEnum):
     hipErrorNotReady = 600
     hipErrorIllegalAddress = 700
     hipErrorLaunchOutOfResources = 701
+    hipErrorLaunchTimeOut = 702
     hipErrorLaunchFailure = 719
     hipErrorNotSupported = 801
     hipErrorStreamCaptureUnsupported = 900
@@ -93,6 +94,8 @@ def _raise(err: hipError_t, msg: str):
 def _from_hsa(exc: HsaError) -> HipError:
     if isinstance(exc, DeviceLost):
         err = hipError_t.hipErrorLaunchFailure
+    elif isinstance(exc, HostWaitTimeout):
+        err = hipError_t.hipErrorLaunchTimeOut
     else:
         err = _STATUS_TO_HIP.get(exc.status, hipError_t.hipErrorUnknown)
     _set_last(err)
@@ -473,8 +476,8 @@ def hipEventRecord(event: hipEvent_t, stream=None) -> None:
         return s.capture.add_event_record(s, ev)
     v = s.vgpu
     with v.lock:
-        if ev.recorded:
-            ev.signal.wait(HSA_SIGNAL_CONDITION_EQ, 0, None, check=v.check) if ev.stream is not v else None
+        if ev.recorded and ev.stream is not v and ev.signal.load() != 0:
+            ev.stream.sync_signal(ev.signal)
         ev.signal.store_relaxed_nowake(1)
         dep = v._cross_engine_dep("aql")
         q = v.queue

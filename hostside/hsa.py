@@ -35,6 +35,10 @@ from shm_layout.trace import TraceRing
 DEVICE_LOSS_BOUND_S = WAIT_SLICE_S + 0.05
 #: Longest wait for the CP to acknowledge a queue destroy before the slot is freed anyway.
 QUEUE_DESTROY_TIMEOUT_S = 5.0
+#: Longest a host wait on device work (stream/event sync, a full queue, a busy completion signal)
+#: may take before it fails loudly with HostWaitTimeout, naming the queue and its indices. A live
+#: device that simply runs long kernels needs a larger value: set HDEMU_WAIT_TIMEOUT_S.
+HOST_WAIT_TIMEOUT_S = float(os.environ.get("HDEMU_WAIT_TIMEOUT_S", "600"))
 
 U64_MAX = (1 << 64) - 1
 
@@ -64,6 +68,11 @@ class HsaError(RuntimeError):
         self.status = status
         self.name = L.STATUS_NAMES.get(status, f"HSA_STATUS_{status:#x}")
         super().__init__(f"{self.name}: {msg}")
+
+
+class HostWaitTimeout(HsaError):
+    def __init__(self, msg: str):
+        super().__init__(L.HSA_STATUS_ERROR, msg)
 
 
 class DeviceLost(HsaError):
@@ -290,7 +299,11 @@ class Queue:
         sleep = 20e-6
         while index - a64[i_read] >= size:
             self.check()
-            if time.monotonic() - t > WAIT_SPIN_S:
+            waited = time.monotonic() - t
+            if waited > WAIT_SPIN_S:
+                if waited > HOST_WAIT_TIMEOUT_S:
+                    raise HostWaitTimeout(f"queue {self.slot} of agent {self.agent.index} stayed full for "
+                                          f"{HOST_WAIT_TIMEOUT_S} s (HDEMU_WAIT_TIMEOUT_S): {self.describe()}")
                 time.sleep(sleep)
                 sleep = min(sleep * 2, 2e-3)
 
@@ -344,6 +357,11 @@ class Queue:
             tr.record(L.EV_DOORBELL, self.slot, self.gid, index)
 
     # -- state -----------------------------------------------------------------------------------
+    def describe(self) -> str:
+        db = self.a64[self.i_doorbell]
+        return (f"write index {self.a64[self.i_write]}, read index {self.a64[self.i_read]}, doorbell "
+                f"{'none' if db == U64_MAX else db}")
+
     @property
     def status(self) -> int:
         return int(self.desc["status"][0])

@@ -215,8 +215,18 @@ class Platform:
                 p.kill()
                 p.wait(5)
         col = self.procs.get(self.dfx_roles["collector"][0])
+        self.salvaged = 0
         if col is not None and int(ctl["collector_state"][0]) != D.COL_DONE:
             self.salvaged = salvage(self.pm, self.dfx_out)
+        # the supervisor's own reading of the counters, after every writer and the collector stopped
+        from .collector import accounting, lane_statistics
+        acc = accounting(self.pm)
+        acc["salvaged_records"] = self.salvaged
+        acc["lanes"] = lane_statistics(self.pm)
+        self.dfx_final = acc
+        os.makedirs(self.dfx_out, exist_ok=True)
+        with open(os.path.join(self.dfx_out, "accounting.json"), "w") as f:
+            json.dump(acc, f, indent=1)
 
     def dfx_accounting(self) -> dict:
         """Per pool: total, dropped (device) and collected (host) counters, read from the segments."""

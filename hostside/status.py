@@ -57,6 +57,14 @@ def status(boot_name: str) -> dict:
         out["host_pool"] = {"used": int(hp["used_bytes"]), "total": topo.host_pool_bytes}
         owners = pm.signals["owner"]
         out["signals"] = {"in_use": int((owners != 0).sum()), "total": topo.n_signals}
+        if topo.dfx is not None:
+            from shm_layout import dfx as D
+            from .collector import lane_statistics
+            ctl = pm.segs["dfxctl"].view(D.ctl_header, 0, 1)[0]
+            out["profiling"] = {"arch": topo.dfx.arch, "svm": topo.dfx.svm, "mode": topo.dfx.prof["mode"],
+                                "collector_pid": int(ctl["collector_pid"]),
+                                "collector_state": ["starting", "running", "draining", "done"][int(ctl["collector_state"]) & 3],
+                                "lanes": lane_statistics(pm)}
         return out
     finally:
         pm.close()
@@ -80,4 +88,12 @@ def format_status(st: dict) -> str:
                          f"done {q['packets_done']} {'active' if q['active'] else 'inactive'} {q['status']}")
     lines.append(f"  host pool {st['host_pool']['used']}/{st['host_pool']['total']} B, "
                  f"signals {st['signals']['in_use']}/{st['signals']['total']}")
+    pr = st.get("profiling")
+    if pr:
+        lines.append(f"  profiling ({pr['mode']}, {pr['arch']}, {'SVM' if pr['svm'] else 'non-SVM'}): collector pid "
+                     f"{pr['collector_pid']} {pr['collector_state']}")
+        for ln in pr["lanes"]:
+            lines.append(f"    lane {ln['lane']} pid {ln['pid']} {ln['state']}: {ln['records']} records, "
+                         f"{ln['drops']} drops, {ln['stalls']} stalls ({ln['stall_ms']:.1f} ms), "
+                         f"{ln['backstops']} backstops, {ln['tasks']} tasks")
     return "\n".join(lines)

@@ -8,6 +8,9 @@ import time
 
 import pytest
 
+# host waits on device work fail loudly after this bound instead of hanging a test (see hostside.hsa)
+os.environ.setdefault("HDEMU_WAIT_TIMEOUT_S", "60")
+
 from shm_layout.segments import list_segments, sweep
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -202,3 +202,20 @@ def test_bad_config_is_refused_with_a_clear_error(tmp_path):
     cfg.write_text("[platform]\nagnets = 2\n")
     with pytest.raises(ValueError, match="unknown platform config keys"):
         load_config(str(cfg))
+
+
+def test_host_wait_is_bounded_and_names_the_queue():
+    code = f"""
+from hostside import hip
+m = hip.hipModuleLoad({KFILE!r})
+s = hip.hipStreamCreate()
+hip.hipModuleLaunchKernel(hip.hipModuleGetFunction(m, "sleep"), 1,1,1, 1,1,1, 0, s, [5.0])
+try:
+    hip.hipStreamSynchronize(s)
+except hip.HipError as e:
+    print(e.name, str(e))
+"""
+    r = subprocess.run([sys.executable, "-c", code], env=child_env(HDEMU_WAIT_TIMEOUT_S="0.5"),
+                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.stdout.startswith("hipErrorLaunchTimeOut"), r.stdout + r.stderr
+    assert "HDEMU_WAIT_TIMEOUT_S" in r.stdout and "read index" in r.stdout
