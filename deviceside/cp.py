@@ -309,7 +309,6 @@ class CommandProcessor:
         d["error_packet_id"] = idx
         d["error_msg"] = str(err).encode()[:127]
         d["active"] = 0
-        self.agent.hdr["errors"] += 1
         if self.trace:
             self.trace.record(L.EV_QUEUE_ERROR, engine, L.dispatch_id(self.agent_index, qs.q, idx), err.status)
         # wake whoever waits on this packet's signal so that they see the error now
@@ -421,7 +420,6 @@ class CommandProcessor:
             if done:
                 a64[i_busy] += time.monotonic_ns() - t0
                 a64[i_busy + 1] += done
-                a64[6] += done                                          # agent_header.packets
                 last_work = time.monotonic()
                 continue
             now = time.monotonic()
@@ -486,7 +484,8 @@ class CommandProcessor:
                 self._reclaim_global()
 
     def _reclaim_global(self) -> None:
-        """Agent 0 frees the signals, code objects and trace rings of dead clients."""
+        """Agent 0 frees the signals, code objects and trace rings of dead clients (a freed trace
+        ring keeps its events until a new owner claims it)."""
         from shm_layout.sync import cas
         owners = self.pm.signals["owner"]
         live = np.flatnonzero(owners != 0)
@@ -496,6 +495,11 @@ class CommandProcessor:
             o = int(owners[i])
             if (o & 0xFFFFFFFF) in dead:
                 cas(self.pm.signal_addr(int(i)) + 32, o, 0)
+        seg = self.pm.segs["trace"]
+        for i in range(self.topo.trace_rings):
+            o = int(seg.view(np.uint64, i * self.topo.trace_ring_bytes, 1)[0])
+            if o and not pid_alive(o & 0xFFFFFFFF):
+                cas(seg.addr + i * self.topo.trace_ring_bytes, o, 0)
         co = self.pm.codeobj["owner"]
         for s in np.flatnonzero(co != 0):
             o = int(co[s])

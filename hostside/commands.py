@@ -39,7 +39,7 @@ class VirtualGPU:
     def __init__(self, rt: Runtime, agent: int, queue_size: int = 1024):
         self.rt = rt
         self.agent = agent
-        self.queue: Queue = rt.queue_create(agent, queue_size)
+        self.queue: Queue = rt.queue_create(agent, min(queue_size, rt.pm.topo.qmax))
         self.sdma: Queue | None = None
         self.aux: list[Queue] = []     # extra AQL queues of the agent: graph branches run on them
         self.sigs = []

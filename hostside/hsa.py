@@ -437,8 +437,9 @@ class Agent:
 
     def statistics(self) -> dict:
         h = self.map.hdr[0]
-        return {k: int(h[k]) for k in ("cp_pid", "state", "packets", "kernels", "barriers", "copies",
-                                       "errors", "reclaimed_queues", "reclaimed_allocs")}
+        out = {k: int(h[k]) for k in ("cp_pid", "state", "copies", "reclaimed_queues", "reclaimed_allocs")}
+        out["packets"] = int(self.map.engine_stats["packets"].sum())
+        return out
 
 
 class CodeObject:

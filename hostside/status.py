@@ -47,8 +47,11 @@ def status(boot_name: str) -> dict:
                                 "packets": int(s["packets"]), "busy_ms": int(s["busy_ns"]) / 1e6,
                                 "sleeps": int(s["sleeps"])})
             mem = pm.alloc_hdrs[1 + a][0]
-            out["agents"].append({"agent": a, "cp_pid": int(ah["cp_pid"]), "packets": int(ah["packets"]),
-                                  "errors": int(ah["errors"]), "copies": int(ah["copies"]),
+            # multi-writer totals are sums of single-writer counters (per engine, per queue)
+            packets = sum(e["packets"] for e in engines)
+            errors = sum(1 for q in queues if q["status"] != "HSA_STATUS_SUCCESS")
+            out["agents"].append({"agent": a, "cp_pid": int(ah["cp_pid"]), "packets": packets,
+                                  "errors": errors, "copies": int(ah["copies"]),
                                   "reclaimed_queues": int(ah["reclaimed_queues"]),
                                   "reclaimed_allocs": int(ah["reclaimed_allocs"]),
                                   "memory_used": int(mem["used_bytes"]), "memory_total": topo.memory_bytes,

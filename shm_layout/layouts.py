@@ -133,11 +133,11 @@ agent_header = checked_dtype("agent_header", [
     ("agent_index", "<u4", 28),      # supervisor
     ("queue_table_gen", "<u8", 32),  # any (atomic): bumped on queue create / destroy
     ("heartbeat_ns", "<u8", 40),     # device
-    ("packets", "<u8", 48),          # device
-    ("kernels", "<u8", 56),          # device
-    ("barriers", "<u8", 64),         # device
-    ("copies", "<u8", 72),           # device
-    ("errors", "<u8", 80),           # device
+    ("packets", "<u8", 48),          # unused: per-engine engine_stats.packets are summed instead
+    ("kernels", "<u8", 56),          # unused: per-queue kernels_done are summed instead
+    ("barriers", "<u8", 64),         # unused
+    ("copies", "<u8", 72),           # device (the SDMA engine thread, single writer)
+    ("errors", "<u8", 80),           # unused: queues in error carry their own status
     ("reclaimed_queues", "<u8", 88),  # device
     ("reclaimed_allocs", "<u8", 96),  # device
 ], itemsize=1024)
