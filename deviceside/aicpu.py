@@ -376,7 +376,7 @@ class AicpuThread:
         rate = prof["synthetic_records_per_s"]
         count = prof["synthetic_records"]
         duration = prof["synthetic_duration_s"]
-        batch = 256
+        batch = max(1, int(prof["synthetic_batch"]))
         t0 = time.monotonic()
         seq = 0
         kinds = sorted(self.pools)

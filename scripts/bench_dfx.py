@@ -34,10 +34,11 @@ from shm_layout import dfx as D  # noqa: E402
 from shm_layout.segments import Segment, new_run_token, segment_name  # noqa: E402
 
 
-def pipeline(records_per_lane: int, out_dir: str, arch: str):
+def pipeline(records_per_lane: int, out_dir: str, arch: str, batch: int):
     cfg = {"agents": 1, "engines": 1, "memory_mib": 4, "host_pool_mib": 4, "arch": arch,
            "profiling": {"enabled": True, "lanes": 4, "mode": "synthetic", "subsystems": ["chip_swimlane"],
                          "synthetic_records": records_per_lane, "synthetic_wait_go": True,
+                         "synthetic_batch": batch,
                          "buffers_per_pool": 16, "drain_shards": 2, "output_dir": out_dir}}
     p = Platform(cfg, quiet_roles=True).start()
     try:
@@ -141,12 +142,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=500_000, help="records per lane per kind")
     ap.add_argument("--arch", default="a2a3")
+    ap.add_argument("--batch", type=int, default=256,
+                    help="records per write() in the lanes, and per message for the peer")
     args = ap.parse_args(argv)
     out = f"/tmp/hdemu-bench-dfx-{os.getpid()}"
-    rate, bps, drops, buf_bytes = pipeline(args.records, out, args.arch)
+    rate, bps, drops, buf_bytes = pipeline(args.records, out, args.arch, args.batch)
     ceiling = copy_ceiling(buf_bytes)
     rec, whole = stall_recovery(out + "-stall")
-    peer = mpqueue_rate(args.records // 4)
+    peer = mpqueue_rate(args.records // 4, batch=args.batch)
     p50 = statistics.median(rec) if rec else float("nan")
     res = {"records_per_s": round(rate), "mpqueue_records_per_s": round(peer), "bytes_per_s": round(bps),
            "copy_ceiling_bytes_per_s": round(ceiling), "stall_recovery_p50_us": round(p50, 1),

@@ -156,6 +156,7 @@ PROFILING_DEFAULTS = {
     "synthetic_records_per_s": 0,   # per thread; 0 = as fast as the pipeline allows
     "synthetic_duration_s": 1.0,
     "synthetic_records": 0,     # per thread per kind; 0 = use duration
+    "synthetic_batch": 256,     # records a synthetic writer hands to write() at a time
     "skip_writeback_thread": -1,  # fault injection: the collector omits one write_range_to_device
     "synthetic_wait_go": False,  # synthetic lanes wait for ctl.go (benchmarks time from the go)
     "autostart": True,          # False: segments only; a test drives lanes and collector in-process

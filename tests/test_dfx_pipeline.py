@@ -278,3 +278,37 @@ def test_status_shows_lane_statistics(tmp_path):
         assert "lane 0 pid" in text and "drops" in text and "stalls" in text
     finally:
         plat.stop()
+
+
+def test_hdemu_up_with_profiling_from_toml(tmp_path):
+    import subprocess
+    import sys
+    from conftest import child_env
+    cfg = {"agents": 1, "engines": 1, "memory_mib": 4, "host_pool_mib": 4,
+           "profiling": {"enabled": True, "lanes": 1, "output_dir": str(tmp_path / "out")}}
+    (tmp_path / "p.toml").write_text(toml(cfg))
+    cli = [sys.executable, "-m", "hostside.cli"]
+    r = subprocess.run(cli + ["up", "--config", str(tmp_path / "p.toml"), "-q"], env=child_env(),
+                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    name = r.stdout.strip()
+    try:
+        w = run_py(f"""
+from hostside import hip
+m = hip.hipModuleLoad({KFILE!r})
+e = hip.hipModuleGetFunction(m, "empty")
+for _ in range(5):
+    hip.hipModuleLaunchKernel(e, 1,1,1, 1,1,1, 0, None, [])
+hip.hipDeviceSynchronize()
+""", HDEMU_PLATFORM=name)
+        assert w.returncode == 0, w.stderr
+        r = subprocess.run(cli + ["status", name], env=child_env(), capture_output=True, text=True,
+                           timeout=30, cwd=ROOT)
+        assert "profiling (real, a2a3, SVM)" in r.stdout and "lane 0 pid" in r.stdout, r.stdout
+    finally:
+        r = subprocess.run(cli + ["down", name], env=child_env(), capture_output=True, text=True,
+                           timeout=90, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)
+    assert len(load_output(str(tmp_path / "out"))["aicpu_task"]) == 5
