@@ -136,7 +136,8 @@ class AicpuThread:
                 notify(self.lane.ctl.addr + 68)
         end_ns = time.monotonic_ns()
         release = self.h64[(pool.off + D.PB_REFILL) // 8] if gate == D.GATE_POP else 0
-        self._log_stall(pool.k, gate, start_ns, end_ns, ok, release)
+        if pool.k != D.K_STALL:          # waits of the stall records' own pool are not stalls of a row
+            self._log_stall(pool.k, gate, start_ns, end_ns, ok, release)
         if not ok:
             self.h64_ctl_backstop()
             if not self.lane.collector_alive():
@@ -155,6 +156,10 @@ class AicpuThread:
         st = self.status
         st["stalls"] += 1
         st["stall_ns"] += end - start
+        if k != D.K_STALL and D.K_STALL in self.pools:     # the in-band copy, in the data stream
+            r = np.zeros(1, D.stall_record)
+            r[0] = (self.t, k, gate, D.STALL_RECOVERED if ok else D.STALL_EXPIRED, start, end, release)
+            self.write(D.K_STALL, r, park=False)
 
     def _common_park(self):
         """Under common_mode: wait at this thread's next record while any thread holds the stall."""
@@ -238,11 +243,11 @@ class AicpuThread:
         self.h32[pool.off // 4 + 3] = pool.count
 
     # -- writing records -------------------------------------------------------------------------------
-    def write(self, k: int, recs: np.ndarray) -> None:
+    def write(self, k: int, recs: np.ndarray, park: bool = True) -> None:
         pool = self.pools.get(k)
         if pool is None:
             return
-        if self.lane.c32[16]:
+        if park and self.lane.c32[16]:
             self._common_park()
         n = len(recs)
         pool.total += n

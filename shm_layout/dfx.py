@@ -27,9 +27,9 @@ from ._dtype import checked_dtype, field_offset
 DFX_BUF_BASE = 0x6000_0000_0000
 
 # subsystem kinds (the ``kind`` of a ready entry)
-K_AICPU_TASK, K_AICORE_TASK, K_PMU, K_DEPGEN, K_ARGS_DUMP, K_SCOPE_STATS = range(6)
-N_KINDS = 6
-KIND_NAMES = ["aicpu_task", "aicore_task", "pmu", "depgen", "args_dump", "scope_stats"]
+K_AICPU_TASK, K_AICORE_TASK, K_PMU, K_DEPGEN, K_ARGS_DUMP, K_SCOPE_STATS, K_STALL = range(7)
+N_KINDS = 7
+KIND_NAMES = ["aicpu_task", "aicore_task", "pmu", "depgen", "args_dump", "scope_stats", "stall"]
 SUBSYSTEMS = {"chip_swimlane": (K_AICPU_TASK, K_AICORE_TASK), "pmu": (K_PMU,), "depgen": (K_DEPGEN,),
               "args_dump": (K_ARGS_DUMP,), "scope_stats": (K_SCOPE_STATS,)}
 SLOT_MAX = 8
@@ -68,8 +68,13 @@ scope_stats = checked_dtype("ScopeStats", [
     ("max_ns", "<u8", 24)], itemsize=32)
 
 DEFAULT_RECORDS_PER_BUFFER = {K_AICPU_TASK: 1000, K_AICORE_TASK: 1024, K_PMU: 512, K_DEPGEN: 512,
-                              K_ARGS_DUMP: 256, K_SCOPE_STATS: 512}
-DEFAULT_SLOTS = {K_AICPU_TASK: 4, K_AICORE_TASK: 4, K_PMU: 4, K_DEPGEN: 4, K_ARGS_DUMP: 4, K_SCOPE_STATS: 8}
+                              K_ARGS_DUMP: 256, K_SCOPE_STATS: 512, K_STALL: 256}
+#: The in-band stall records have a pool of their own, never shrunk, and wait at most this long
+#: for a buffer (a stall record must not stall its writer for long; on expiry it is counted dropped).
+STALL_POOL_BUFFERS = 8
+STALL_POOL_WAIT_S = 0.05
+DEFAULT_SLOTS = {K_AICPU_TASK: 4, K_AICORE_TASK: 4, K_PMU: 4, K_DEPGEN: 4, K_ARGS_DUMP: 4, K_SCOPE_STATS: 8,
+                 K_STALL: 4}
 ARENA_BYTES = 64 * 1024
 
 # ---- DFX header ------------------------------------------------------------------------------------
@@ -209,10 +214,11 @@ class DfxGeometry:
         self.svm = a["svm"]
         self.T = prof["lanes"] * prof["threads_per_lane"]
         self.N = prof["ready_depth"]
-        self.kinds = sorted({k for s in prof["subsystems"] for k in SUBSYSTEMS[s]})
+        # the in-band stall records always flow (their own pool; see STALL_POOL_WAIT_S)
+        self.kinds = sorted({k for s in prof["subsystems"] for k in SUBSYSTEMS[s]} | {K_STALL})
         self.rec_dtype = {K_AICPU_TASK: aicpu_task, K_AICORE_TASK: aicore_task,
                           K_PMU: pmu_record(a["pmu_counters"]), K_DEPGEN: depgen,
-                          K_ARGS_DUMP: args_dump, K_SCOPE_STATS: scope_stats}
+                          K_ARGS_DUMP: args_dump, K_SCOPE_STATS: scope_stats, K_STALL: stall_record}
         self.per_buf = dict(DEFAULT_RECORDS_PER_BUFFER)
         for name, n in prof["records_per_buffer"].items():
             self.per_buf[KIND_NAMES.index(name)] = int(n)
@@ -220,6 +226,7 @@ class DfxGeometry:
         pol = prof["policy"]
         self.policy = {k: (pol.get(KIND_NAMES[k], "block") if isinstance(pol, dict) else pol)
                        for k in range(N_KINDS)}
+        self.policy[K_STALL] = "block_timeout"
         self.pool_size = {}
         for t in range(self.T):
             n = int(prof["pool_overrides"].get(str(t), prof["pool_overrides"].get(t, prof["buffers_per_pool"])))
@@ -237,8 +244,9 @@ class DfxGeometry:
         off = 0
         for t in range(self.T):
             for k in self.kinds:
-                self.slab[(t, k)] = (off, self.pool_size[t])
-                off += self.pool_size[t] * self.buf_bytes_of[k]
+                n = STALL_POOL_BUFFERS if k == K_STALL else self.pool_size[t]
+                self.slab[(t, k)] = (off, n)
+                off += n * self.buf_bytes_of[k]
         self.arena_data_off = off
         self.buf_region_bytes = off + self.T * ARENA_BYTES
         # dfxctl: [header 256][lane status 64 * lanes][wake words T*64][stall logs T*(64+STALL_LOG*32)]
@@ -315,6 +323,8 @@ class DfxGeometry:
         return t // self.prof["threads_per_lane"]
 
     def budget_cycles(self, kind: int) -> int:
+        if kind == K_STALL:
+            return int(STALL_POOL_WAIT_S * self.freq_hz)
         pol = self.policy[kind]
         if pol == "drop":
             return 0

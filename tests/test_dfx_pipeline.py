@@ -140,6 +140,9 @@ def test_shrunk_pool_stalls_only_its_lane(tmp_path, policy):
         gaps = {s["lane"]: (s["start_ns"], s["end_ns"]) for s in stalls}
         assert max(g[0] for g in gaps.values()) < min(g[1] for g in gaps.values())   # aligned: they overlap
     out = load_output(out_dir)
+    inband = out["stall"]                             # the same stalls, in-band in the data stream
+    long_inband = inband[(inband["end_ns"] - inband["start_ns"]) > 0.2e9]
+    assert {int(t) for t in long_inband["thread"]} == {0} if policy == "block" else {0, 1}
     from hostside.swimlane import join
     sw = join(out)
     inflation = (sw["finish_time"].astype(np.int64) - sw["end_time"].astype(np.int64)) / 1e9
