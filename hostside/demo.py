@@ -92,7 +92,48 @@ def main(argv=None) -> int:
     hip.hipStreamDestroy(s)
     hip.hipDeviceReset()
     print("platform torn down; no segment left behind")
-    return 0
+    return profiling_demo()
+
+
+def profiling_demo() -> int:
+    """A second embedded platform with the DFX pipeline on: 2 AICPU lanes profile real dispatches."""
+    import json
+    from hostside import hip, hsa
+    from hostside.collector import load_output
+    out = os.path.join(tempfile.gettempdir(), f"hdemu-demo-dfx-{os.getpid()}")
+    hsa.configure({"agents": 1, "engines": 2, "memory_mib": 16, "host_pool_mib": 16,
+                   "profiling": {"enabled": True, "lanes": 2, "output_dir": out}})
+    try:
+        mod = hip.hipModuleLoadData(KERNELS, "demo_kernels.py")
+        axpy = hip.hipModuleGetFunction(mod, "axpy_inplace")
+        n = 4096
+        streams = [hip.hipStreamCreate(), hip.hipStreamCreate()]
+        bufs = [hip.hipMalloc(4 * n) for _ in streams]
+        for s, b in zip(streams, bufs):
+            hip.hipMemsetAsync(b, 0, 4 * n, s)
+            for _ in range(50):
+                hip.hipModuleLaunchKernel(axpy, n // 256, 1, 1, 256, 1, 1, 0, s, [b, b, 1.0, n])
+        hip.hipDeviceSynchronize()
+        for b in bufs:
+            hip.hipFree(b)
+        for s in streams:
+            hip.hipStreamDestroy(s)
+    finally:
+        hip.hipDeviceReset()
+        hsa.configure(None)
+    with open(os.path.join(out, "accounting.json")) as f:
+        acc = json.load(f)
+    recs = load_output(out)
+    total = sum(p["total"] for p in acc["pools"])
+    collected = sum(p["collected"] for p in acc["pools"])
+    dropped = sum(p["dropped"] for p in acc["pools"])
+    print(f"profiling run: 100 dispatches profiled by 2 AICPU lanes -> {collected} of {total} records "
+          f"collected, {dropped} dropped")
+    print("  " + ", ".join(f"{k} {len(v)}" for k, v in recs.items()))
+    for ln in acc["lanes"]:
+        print(f"  lane {ln['lane']}: {ln['records']} records, {ln['stalls']} stalls, {ln['drops']} drops")
+    print(f"  outputs (swimlane.csv, swimlane.trace.json, stalls.json, ...) in {out}")
+    return 0 if collected + dropped == total and dropped == 0 else 1
 
 
 if __name__ == "__main__":
