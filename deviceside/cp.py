@@ -36,6 +36,8 @@ from shm_layout.topology import PlatformMap
 from shm_layout.trace import TraceRing
 
 from .memory import DeviceMemory, MemoryFault
+from .counters import CounterUnit          # kernel replay issue: the counter unit (reserved2)
+from .devglobals import bind_globals       # kernel replay issue: module-scope device globals
 
 #: How often an engine reclaims dead owners' queues and checks the supervisor.
 HOUSEKEEPING_S = 0.5
@@ -130,6 +132,7 @@ class CommandProcessor:
         self.role = self._find_role()
         self.supervisor_pid = int(self.pm.boot_hdr["supervisor_pid"][0])
         self.hooks = []            # callables(agent, did, kernel, ctx, start, end)
+        self.counters = CounterUnit(self, PacketError)
         self.dfx = None
         dg = self.topo.dfx
         if dg is not None and dg.prof["mode"] == "real":
@@ -208,6 +211,7 @@ class CommandProcessor:
             name = e["name"].decode(errors="replace")
             ns = {"__name__": f"hdemu_codeobj_{slot}_{gen}", "kernel": _kernel_decorator}
             exec(compile(source, f"<code object {name}>", "exec"), ns)
+            bind_globals(self.mem, self.agent_index, ns, meta)
         except Exception as exc:  # noqa: BLE001 - any failure of user code is a bad code object
             raise PacketError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
                               f"code object in slot {slot} does not load: {type(exc).__name__}: {exc}") from None
@@ -225,7 +229,7 @@ class CommandProcessor:
 
     # -- packets ------------------------------------------------------------------------------
     def run_dispatch(self, qs: QueueState, idx: int, off: int, engine: int) -> None:
-        (_h, setup, wx, wy, wz, _r0, gx, gy, gz, _priv, _grp, kobj, karg, _r2, sig) = \
+        (_h, setup, wx, wy, wz, _r0, gx, gy, gz, priv, grp, kobj, karg, r2, sig) = \
             _PKT.unpack_from(self.aseg.buf, off)
         fetch = time.monotonic_ns()
         dims = setup & 3
@@ -258,6 +262,7 @@ class CommandProcessor:
                         raise PacketError(f.status, f"kernel {k.name}: {f}") from None
         else:
             args = ()
+        cst = self.counters.begin(r2, k, args) if r2 else None      # counters requested (reserved2)
         ctx = KernelContext((gx, gy, gz), (wx, wy, wz), dims, did, self.agent_index)
         tr = self.trace
         start = time.monotonic_ns()
@@ -276,6 +281,8 @@ class CommandProcessor:
             tr.record(L.EV_KERNEL_END, engine, did, kobj, end)
         for h in self.hooks:
             h(self.agent_index, did, k, ctx, start, end)
+        if cst is not None:
+            self.counters.finish(cst, (gx, gy, gz), (wx, wy, wz), grp, priv, did)
         if self.dfx is not None:
             kb = bytes(seg.buf[koff:koff + min(k.sig.size, 64)]) if k.sig.size else b""
             self.dfx.emit(engine, did, kobj, start, end, fetch, qs.last_did, (gx, gy, gz), kb, 2)
@@ -309,7 +316,8 @@ class CommandProcessor:
         d["error_packet_id"] = idx
         d["error_msg"] = str(err).encode()[:127]
         d["active"] = 0
-        if self.trace:
+        fetch_add(self.agent.seg.addr + 32, 1)   # queue_table_gen: engines drop the inactive queue
+        if self.trace:                             # (else the failed packet is re-run in a busy loop)
             self.trace.record(L.EV_QUEUE_ERROR, engine, L.dispatch_id(self.agent_index, qs.q, idx), err.status)
         # wake whoever waits on this packet's signal so that they see the error now
         try:

@@ -113,6 +113,10 @@ def main(argv=None) -> int:
     p.set_defaults(fn=cmd_trace)
     p = sub.add_parser("demo", help="run the demo workload on an embedded platform")
     p.set_defaults(fn=lambda a: __import__("hostside.demo", fromlist=["main"]).main([]))
+    p = sub.add_parser("counters", add_help=False, prefix_chars="\0",
+                       help="[-o out.csv] -- [python] prog.py args: every counter of every dispatch (kernel replay)")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=lambda a: __import__("hostside.counters", fromlist=["main"]).main(a.args))
     args = ap.parse_args(argv)
     return args.fn(args)
 

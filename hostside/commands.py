@@ -34,6 +34,10 @@ STAGING_BYTES = 1 << 20
 KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
 MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
 
+#: The kernel-replay interceptor on the queue write path (hostside.replay sets it when a tool
+#: configures the service): None in a process without replay, so launch() pays one global load.
+_INTERCEPT = None
+
 
 class VirtualGPU:
     def __init__(self, rt: Runtime, agent: int, queue_size: int = 1024):
@@ -108,6 +112,8 @@ class VirtualGPU:
     def launch(self, kobj: int, sig: "object", args, grid, block, group_segment: int = 0,
                dims: int = 3) -> int:
         """Submit a kernel dispatch; returns its packet id."""
+        if _INTERCEPT is not None:          # kernel replay / counter collection (hostside.replay)
+            return _INTERCEPT(self, kobj, sig, args, grid, block, group_segment, dims)
         with self.lock:
             q = self.queue
             dep = self._cross_engine_dep("aql")
@@ -159,7 +165,8 @@ class VirtualGPU:
         """The stream's i-th auxiliary AQL queue (created on first use, destroyed with the stream).
         Work on it is ordered with the stream only through signals (hostside.graph_exec)."""
         while len(self.aux) <= i:
-            self.aux.append(self.rt.queue_create(self.agent, self.queue.size))
+            busy = {self.queue.engine} | {q.engine for q in self.aux}      # spread the branches
+            self.aux.append(self.rt.queue_create(self.agent, self.queue.size, avoid_engines=busy))
         return self.aux[i]
 
     def _sdma_queue(self) -> Queue:

@@ -220,6 +220,7 @@ def hipGetDeviceProperties(device: int) -> hipDeviceProp_t:
 
 @_api
 def hipDeviceSynchronize() -> None:
+    _graph.check_unsafe("hipDeviceSynchronize")
     st = _st()
     dev = _device()
     for s in list(st.streams) + list(st.null_streams.values()):
@@ -232,6 +233,7 @@ def hipDeviceSynchronize() -> None:
 def hipMalloc(size: int) -> int:
     if not isinstance(size, (int, np.integer)) or size < 0:
         _raise(hipError_t.hipErrorInvalidValue, f"size must be a non-negative int, not {size!r}")
+    _graph.check_unsafe("hipMalloc")
     if size == 0:
         return 0
     return _st().rt.allocate(_device(), int(size), L.ALLOC_DEVICE)
@@ -241,6 +243,7 @@ def hipMalloc(size: int) -> int:
 def hipFree(ptr: int) -> None:
     if not ptr:
         return
+    _graph.check_unsafe("hipFree")
     rt = _st().rt
     a = rt.pointer_info(ptr)
     if a is None or a.base != ptr or a.agent < 0:
@@ -377,6 +380,7 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
 
 @_api
 def hipMemcpy(dst, src, sizeBytes: int, kind=hipMemcpyDefault) -> None:
+    _graph.check_unsafe("hipMemcpy")
     _memcpy(dst, src, sizeBytes, kind, None, sync=True)
 
 
@@ -407,6 +411,7 @@ def _memset(dst, value, size, stream, sync):
 
 @_api
 def hipMemset(dst: int, value: int, sizeBytes: int) -> None:
+    _graph.check_unsafe("hipMemset")
     _memset(dst, value, sizeBytes, None, True)
 
 
@@ -431,6 +436,8 @@ def hipStreamDestroy(stream: hipStream_t) -> None:
     s = _stream(stream)
     if s.null:
         _raise(hipError_t.hipErrorInvalidHandle, "the null stream cannot be destroyed")
+    if s.capture is not None:
+        s.capture.stream_destroyed(s)
     s.destroyed = True
     st = _st()
     with st.lock:
@@ -440,12 +447,43 @@ def hipStreamDestroy(stream: hipStream_t) -> None:
 
 @_api
 def hipStreamSynchronize(stream=None) -> None:
-    _stream(stream).vgpu.synchronize()
+    s = _stream(stream)
+    if s.capture is not None:
+        s.capture.illegal("hipStreamSynchronize")
+    s.vgpu.synchronize()
 
 
 @_api
 def hipStreamQuery(stream=None) -> hipError_t:
-    return hipError_t.hipSuccess if _stream(stream).vgpu.query() else hipError_t.hipErrorNotReady
+    s = _stream(stream)
+    if s.capture is not None:
+        s.capture.illegal("hipStreamQuery")
+    return hipError_t.hipSuccess if s.vgpu.query() else hipError_t.hipErrorNotReady
+
+
+hipEventWaitDefault, hipEventWaitExternal = 0, 1
+
+
+@_api
+def hipStreamWaitEvent(stream, event, flags: int = 0) -> None:
+    """Later work on ``stream`` waits for the event's last record (a BARRIER_AND on the event's
+    signal). During capture: joins the capture (fork) or adds a dependency (see hostside.graph)."""
+    s = _stream(stream)
+    ev = _event(event)
+    if flags not in (0, hipEventWaitExternal):
+        _raise(hipError_t.hipErrorInvalidValue, f"flags must be 0 or hipEventWaitExternal, not {flags!r}")
+    if s.capture is not None or ev.capture is not None:
+        return _graph.capture_wait_event(s, ev, flags)
+    if not ev.recorded:
+        return
+    if ev.stream is not None and ev.stream is not s.vgpu:
+        ev.stream.flush()
+    v = s.vgpu
+    with v.lock:
+        v.marker([ev.signal.handle])
+        if len(ev.waiters) > 32:
+            ev.waiters = [(q, i) for q, i in ev.waiters if not q.destroyed and q.load_read_index() <= i]
+        ev.waiters.append((v.queue, v.queue.load_write_index() - 1))
 
 
 # -- events ----------------------------------------------------------------------------------------
@@ -455,6 +493,31 @@ class hipEvent_t:
         self.recorded = False
         self.stream = None
         self.destroyed = False
+        self.capture = None         # the capture it was last recorded in (graphs), while it is open
+        self.capture_nodes = ()     # that capture's nodes the record stands for
+        self.waiters = []           # (queue, packet id) of barriers waiting on this record's signal
+        self.retired = []           # (signal, waiters, stream) of earlier records still waited on
+
+
+def _event_rearm(ev: hipEvent_t) -> None:
+    """Called before a new record stores 1 into the event's signal. If the previous record has
+    not completed (its marker would take the new value to 0 early, and the new marker to -1), or a
+    barrier that hipStreamWaitEvent placed for it has not been passed yet (it would wait for the new
+    record instead, and deadlock when that record sits behind it), the event moves to a fresh signal
+    (one of its retired ones, once nobody can still use it)."""
+    def pending(ws):
+        return any(not q.destroyed and q.load_read_index() <= i for q, i in ws)
+    if ev.signal.load() == 0 and not (ev.waiters and pending(ev.waiters)):
+        ev.waiters = []
+        return
+    fresh = None
+    for j, (sig, ws, v) in enumerate(ev.retired):
+        if sig.load() == 0 and not pending(ws) and (v is None or v.last_signal is not sig):
+            fresh = ev.retired.pop(j)[0]
+            break
+    ev.retired.append((ev.signal, ev.waiters, ev.stream))
+    ev.signal = fresh if fresh is not None else _st().rt.signals.create(0, kind=2)
+    ev.waiters = []
 
 
 @_api
@@ -478,6 +541,7 @@ def hipEventRecord(event: hipEvent_t, stream=None) -> None:
     with v.lock:
         if ev.recorded and ev.stream is not v and ev.signal.load() != 0:
             ev.stream.sync_signal(ev.signal)
+        _event_rearm(ev)
         ev.signal.store_relaxed_nowake(1)
         dep = v._cross_engine_dep("aql")
         q = v.queue
@@ -490,11 +554,14 @@ def hipEventRecord(event: hipEvent_t, stream=None) -> None:
         v.last_engine = "aql"
     ev.recorded = True
     ev.stream = v
+    ev.capture, ev.capture_nodes = None, ()
 
 
 @_api
 def hipEventSynchronize(event: hipEvent_t) -> None:
     ev = _event(event)
+    if ev.capture is not None:
+        _raise(hipError_t.hipErrorCapturedEvent, "the event was last recorded in a capturing stream")
     if not ev.recorded:
         return
     ev.stream.sync_signal(ev.signal)
@@ -503,6 +570,8 @@ def hipEventSynchronize(event: hipEvent_t) -> None:
 @_api
 def hipEventQuery(event: hipEvent_t) -> hipError_t:
     ev = _event(event)
+    if ev.capture is not None:
+        _raise(hipError_t.hipErrorCapturedEvent, "the event was last recorded in a capturing stream")
     if not ev.recorded:
         return hipError_t.hipSuccess
     ev.stream.flush()
@@ -529,6 +598,10 @@ def hipEventDestroy(event: hipEvent_t) -> None:
         ev.stream.sync_signal(ev.signal)
     ev.destroyed = True
     ev.signal.destroy()
+    for sig, ws, _v in ev.retired:      # a signal a barrier may still read stays claimed (never reused)
+        if not any(not q.destroyed and q.load_read_index() <= i for q, i in ws):
+            sig.destroy()
+    ev.retired = []
 
 
 # -- modules and launches ----------------------------------------------------------------------------
@@ -597,6 +670,19 @@ def hipModuleGetFunction(module: hipModule_t, name: str) -> hipFunction_t:
     return f
 
 
+@_api
+def hipModuleGetGlobal(module: hipModule_t, name: str) -> tuple[int, int]:
+    """(device pointer, size in bytes) of the module's device global ``name`` on the current
+    device (declared with ``__hdemu_globals__``, see shm_layout.kernels)."""
+    if not isinstance(module, hipModule_t) or module.co.unloaded:
+        _raise(hipError_t.hipErrorInvalidHandle, f"module must be a loaded hipModule_t, not {module!r}")
+    g = module.co.globals.get(name)
+    if g is None:
+        _raise(hipError_t.hipErrorNotFound,
+               f"module {module.co.name} has no device global {name!r}; it has {sorted(module.co.globals)}")
+    return g[2][_device()], g[3]
+
+
 def _pack_value(v, ptr: bool, name: str):
     if ptr:
         if v is None:
@@ -661,3 +747,8 @@ def hipDeviceReset() -> None:
     with _state_lock:
         _state = None
     _hsa.shutdown()
+
+
+# -- graphs and stream capture (hostside.graph) ---------------------------------------------------
+from . import graph as _graph  # noqa: E402  (graph imports this module lazily)
+from .graph import *  # noqa: E402,F401,F403

@@ -24,7 +24,7 @@ from shm_layout import aql as A
 from shm_layout import layouts as L
 from shm_layout.alloc import AllocError, AllocTable
 from shm_layout.coherence import wmb
-from shm_layout.kernels import Signature, encode_blob, read_metadata
+from shm_layout.kernels import NUMPY_TYPES, Signature, encode_blob, read_globals, read_metadata
 from shm_layout.sync import (WAIT_SLICE_S, WAIT_SPIN_S, cas, fetch_add, notify, pid_alive,
                              wait_until)
 from shm_layout.topology import PlatformMap
@@ -196,7 +196,7 @@ class Queue:
     """An hsa_queue_t of one agent: a ring of 64-byte packets plus its descriptor."""
 
     def __init__(self, rt: "Runtime", agent: "Agent", size: int, kind: int = L.QKIND_AQL,
-                 callback=None, data=None):
+                 callback=None, data=None, avoid_engines=()):
         topo = rt.pm.topo
         if size <= 0 or size & (size - 1):
             raise HsaError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT, f"queue size must be a power of two, not {size}")
@@ -229,7 +229,8 @@ class Queue:
                     e = int(dj["engine"])
                     if e < len(load):
                         load[e] += 1
-            engine = load.index(min(load))
+            # least loaded; engines in avoid_engines only when every engine is (graph branches)
+            engine = min(range(len(load)), key=lambda e: (e in avoid_engines, load[e], e))
         self.engine = engine
         d["size"] = size
         d["engine"] = engine
@@ -450,12 +451,21 @@ class CodeObject:
         self.kernels = {m["name"]: (L.make_kernel_object(slot, gen, i), Signature(m["signature"]))
                         for i, m in enumerate(meta)}
         self.unloaded = False
+        # device globals: name -> (type, count, [address per agent], bytes) (hipModuleGetGlobal)
+        self.globals = {k: (t, c, a, c * np.dtype(NUMPY_TYPES[t]).itemsize)
+                        for k, (t, c, a) in (meta[0].get("globals", {}) if meta else {}).items()}
 
     def unload(self):
         if not self.unloaded:
             self.unloaded = True
             cas(self.rt.pm.segs["codeobj"].addr + self.slot * L.codeobj_entry.itemsize,
                 L.own_word(os.getpid(), L.CO_LOADED), 0)
+            for _t, _c, addrs, _n in self.globals.values():
+                for addr in addrs:
+                    try:
+                        self.rt.free(addr)
+                    except HsaError:
+                        pass
 
 
 class Allocation:
@@ -553,8 +563,20 @@ class Runtime:
     def load_code_object(self, source: str, name: str = "<code object>") -> CodeObject:
         try:
             meta = read_metadata(source, name)
+            gdecl = read_globals(source, name)
         except ValueError as exc:
             raise HsaError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT, str(exc)) from None
+        if gdecl and meta:      # device globals: one zeroed copy per agent, listed in every kernel's entry
+            table = {}
+            for g, (ty, count) in gdecl.items():
+                nbytes = count * np.dtype(NUMPY_TYPES[ty]).itemsize
+                addrs = [self.allocate(a, nbytes, L.ALLOC_DEVICE) for a in range(len(self.agents))]
+                for a, addr in enumerate(addrs):
+                    off = addr - L.device_base(a)
+                    self.pm.segs[f"mem{a}"].u8[off:off + nbytes] = 0
+                table[g] = [ty, count, addrs]
+            for m in meta:
+                m["globals"] = table
         blob, meta_len = encode_blob(source, meta)
         if len(blob) > L.CODEOBJ_BLOB_BYTES:
             raise HsaError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
@@ -581,11 +603,12 @@ class Runtime:
         return co
 
     # -- queues --------------------------------------------------------------------------------
-    def queue_create(self, agent: int, size: int, kind: int = L.QKIND_AQL, callback=None, data=None) -> Queue:
+    def queue_create(self, agent: int, size: int, kind: int = L.QKIND_AQL, callback=None, data=None,
+                     avoid_engines=()) -> Queue:
         if not 0 <= agent < len(self.agents):
             raise HsaError(L.HSA_STATUS_ERROR_INVALID_AGENT, f"agent must be in [0, {len(self.agents)}), not {agent}")
         self.agents[agent].check_alive()
-        q = Queue(self, self.agents[agent], size, kind, callback, data)
+        q = Queue(self, self.agents[agent], size, kind, callback, data, avoid_engines)
         if callback is not None:
             self.async_handler.watch_queue(q)
         return q
@@ -645,6 +668,14 @@ class AsyncHandler:
         self.stopping = False
         self.in_flight = 0          # handlers currently running
         self.calls = 0
+        self.kicked = False
+
+    def kick(self) -> None:
+        """Poll the registrations now instead of after the back-off sleep (a waiter that has seen
+        its signal change and now waits for the handler: kernel replay's per-pass drain)."""
+        with self.cv:
+            self.kicked = True
+            self.cv.notify()
 
     def _ensure(self):
         if self.thread is None:
@@ -707,7 +738,10 @@ class AsyncHandler:
             if fired:
                 sleep = self.POLL_MIN_S
                 continue
-            time.sleep(sleep)
+            with self.cv:       # kick() (kernel replay's pass drain) ends the back-off sleep at once
+                if not self.kicked and not self.stopping:
+                    self.cv.wait(sleep)
+                self.kicked = False
             sleep = min(sleep * 2, self.POLL_MAX_S)
 
     def stop(self):

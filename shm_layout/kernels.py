@@ -9,6 +9,16 @@ and packs kernargs from them; the command processor executes the module and call
 starts at the pointer and ends at the end of the allocation that contains it.
 
 Kernarg segment layout: each argument at its natural alignment (pointers 8 bytes), in order.
+
+Device globals (module-scope ``__device__`` variables): a code object may declare them with one
+module-level dict literal, ``__hdemu_globals__ = {"counter": "i32[16]", "total": "f64"}`` (a scalar
+type, optionally ``[count]``). The host reads it statically (``read_globals``), allocates each global
+per agent as coarse-grained device memory when the module is loaded (zero-filled; freed at unload)
+and lists the addresses in every kernel's metadata entry under ``"globals"``:
+``{name: [type, count, [address on agent 0, address on agent 1, ...]]}``. The command processor binds
+each name in the module's namespace to a numpy view of its agent's copy, so a kernel simply uses the
+module-level name (``counter[0] += 1``). ``hipModuleGetGlobal(module, name)`` gives the host its
+(device pointer, size).
 """
 from __future__ import annotations
 
@@ -93,6 +103,49 @@ def read_metadata(source: str, origin: str = "<code object>") -> list[dict]:
                     raise SignatureError(f"{origin}:{node.lineno}: @kernel takes one string literal")
                 Signature(dec.args[0].value)
                 out.append({"name": node.name, "signature": dec.args[0].value})
+    return out
+
+
+GLOBALS_NAME = "__hdemu_globals__"
+_GLOBAL_RE = re.compile(r"^\s*([a-z0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?\s*$")
+#: Largest device global, in bytes.
+MAX_GLOBAL_BYTES = 16 << 20
+
+
+def parse_global_type(text: str) -> tuple[str, int]:
+    """``"i32[16]"`` -> ("i32", 16); ``"f64"`` -> ("f64", 1)."""
+    m = _GLOBAL_RE.match(text) if isinstance(text, str) else None
+    if not m or m.group(1) not in SCALARS or (m.group(2) is not None and int(m.group(2)) < 1):
+        raise SignatureError(f"a device global's type must look like 'i32' or 'f32[16]' with a type in "
+                             f"{sorted(SCALARS)}, not {text!r}")
+    count = int(m.group(2)) if m.group(2) is not None else 1
+    if count * SCALARS[m.group(1)][1] > MAX_GLOBAL_BYTES:
+        raise SignatureError(f"device global {text!r} must be at most {MAX_GLOBAL_BYTES} bytes")
+    return m.group(1), count
+
+
+def read_globals(source: str, origin: str = "<code object>") -> dict[str, tuple[str, int]]:
+    """{name: (type, count)} from the module-level ``__hdemu_globals__`` dict literal, if any."""
+    try:
+        tree = ast.parse(source, filename=origin)
+    except SyntaxError as exc:
+        raise SignatureError(f"code object {origin} does not parse: {exc}") from exc
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == GLOBALS_NAME
+                                                for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                value = None
+            if not isinstance(value, dict):
+                raise SignatureError(f"{origin}:{node.lineno}: {GLOBALS_NAME} must be a dict literal "
+                                     f"{{name: 'type[count]'}}")
+            for name, ty in value.items():
+                if not isinstance(name, str) or not name.isidentifier():
+                    raise SignatureError(f"{origin}:{node.lineno}: a device global's name must be an "
+                                         f"identifier, not {name!r}")
+                out[name] = parse_global_type(ty)
     return out
 
 

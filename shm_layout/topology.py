@@ -27,6 +27,7 @@ DEFAULTS = {
     "trace_events": 16384,   # events per trace ring (a power of two)
     "arch": "a2a3",
     "profiling": {},
+    "counter_slots": 4,      # counters the emulated counter unit reads per dispatch (shm_layout.counters)
 }
 
 
@@ -44,7 +45,7 @@ def validate_config(cfg: dict) -> dict:
     ints = {"agents": (1, 16), "engines": (1, L.AGENT_MAX_ENGINES - 1), "max_queues": (1, 256),
             "queue_size_max": (2, 1 << 16), "memory_mib": (1, 16384), "host_pool_mib": (1, 16384),
             "signals": (64, 1 << 20), "max_allocs": (16, 1 << 20), "trace_rings": (4, 1024),
-            "trace_events": (64, 1 << 22)}
+            "trace_events": (64, 1 << 22), "counter_slots": (1, 16)}
     for k, (lo, hi) in ints.items():
         v = out[k]
         if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:

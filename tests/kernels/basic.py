@@ -53,3 +53,13 @@ def grid_ids(ctx, out):
     """Writes each work-item's global id (vectorised over the grid)."""
     i = ctx.global_id(0)
     out[i] = i.astype(np.int32)
+
+
+@kernel("u64* out, u32 slot, f64 seconds")
+def span(ctx, out, slot, seconds):
+    """Writes its start time into out[2*slot], sleeps, then its end time into out[2*slot+1]
+    (dependency tests: a node that starts before its predecessor ended shows up)."""
+    out[2 * slot] = time.monotonic_ns()
+    if seconds > 0:
+        time.sleep(seconds)
+    out[2 * slot + 1] = time.monotonic_ns()
