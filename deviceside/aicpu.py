@@ -47,6 +47,8 @@ from shm_layout.topology import PlatformMap
 GATE_SLICE_S = 0.05
 #: Spin before sleeping at a gate / on an empty task ring.
 GATE_SPIN_S = 50e-6
+#: Longest sleep of a thread on empty task rings (the command processor's push wakes it at once).
+TASK_IDLE_SLICE_S = 0.25
 
 _ENTRY = struct.Struct("<IIQII")
 _EV = struct.Struct("<QQQQQQIIIHH64s")
@@ -373,8 +375,8 @@ class AicpuThread:
                 break
             if self.host_gone and self.lane.prof["on_host_gone"] == "exit":
                 break
-            wait_until(lambda: self.has_tasks() or int(ctl["stop"][0]), self.wake, GATE_SLICE_S,
-                       spin_s=GATE_SPIN_S, slice_s=GATE_SLICE_S)
+            wait_until(lambda: self.has_tasks() or int(ctl["stop"][0]), self.wake, TASK_IDLE_SLICE_S,
+                       spin_s=GATE_SPIN_S, slice_s=TASK_IDLE_SLICE_S)
 
     def run_synthetic(self) -> None:
         prof = self.lane.prof
@@ -485,7 +487,7 @@ class Lane:
                 time.sleep(0.2)
         elif not host_gone:
             while not int(self.ctl_hdr["stop"][0]) and pid_alive(int(self.pm.boot_hdr["supervisor_pid"][0])):
-                time.sleep(0.05)
+                time.sleep(0.2)
         if st["state"][0] == D.LANE_FLUSHED:
             st["state"] = D.LANE_EXITED
         if role is not None:

@@ -41,10 +41,12 @@ from shm_layout.coherence import SharedRegion, data_written, publish, rmb, wmb
 from shm_layout.sync import notify, pid_alive, wait_until
 from shm_layout.topology import PlatformMap
 
-#: Longest sleep of an idle drain shard between stop / quiesce checks.
-SHARD_SLICE_S = 0.05
-#: Replenish thread period while idle (a shard that records a short site wakes it at once).
-REPLENISH_PERIOD_S = 0.005
+#: Longest sleep of an idle drain shard (a lane's publish wakes it at once through collector_wake).
+SHARD_SLICE_S = 0.25
+#: Replenish thread period while idle (every done buffer wakes it at once).
+REPLENISH_PERIOD_S = 0.25
+#: Period of the collector's main thread (quiesce requests, the stop handshake).
+CONTROL_PERIOD_S = 0.05
 #: After ``stop``, the longest wait for lanes to flush before the collector gives up on them.
 FLUSH_TIMEOUT_S = 60.0
 
@@ -219,8 +221,7 @@ class Collector:
         self.publish_collected(t, k, count)
         self.stats["buffers_bytes"] += nbytes
         self.done.append((ptr, k, t, s))
-        if short:
-            self.done_event.set()
+        self.done_event.set()
 
     def _collect_payloads(self, t, recs):
         base = self.g.arena_data(t)
@@ -402,15 +403,17 @@ class Collector:
             t.start()
         sup = int(self.pm.boot_hdr["supervisor_pid"][0])
         stop_seen = None
+        tick = 0
         while True:
-            time.sleep(0.01)
+            time.sleep(CONTROL_PERIOD_S)
+            tick += 1
             q = int(self.ctl_hdr["quiesce_req"][0])
             if q != self.quiesce_seen:
                 while not self.all_drained():
                     time.sleep(0.002)
                 self.quiesce_seen = q
                 self.ctl_hdr["quiesce_ack"] = q
-            if int(self.ctl_hdr["stop"][0]) or not pid_alive(sup):
+            if int(self.ctl_hdr["stop"][0]) or (tick % 10 == 0 and not pid_alive(sup)):
                 stop_seen = stop_seen or time.monotonic()
                 self.ctl_hdr["collector_state"] = D.COL_DRAINING
                 if (self.lanes_finished() and self.all_drained()) or time.monotonic() - stop_seen > FLUSH_TIMEOUT_S:
