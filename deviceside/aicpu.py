@@ -368,6 +368,7 @@ class AicpuThread:
 
     def run_real(self) -> None:
         ctl = self.lane.ctl_hdr
+        sup = int(self.lane.pm.boot_hdr["supervisor_pid"][0])
         while True:
             self.poll_tasks()
             if int(ctl["stop"][0]):
@@ -375,8 +376,9 @@ class AicpuThread:
                 break
             if self.host_gone and self.lane.prof["on_host_gone"] == "exit":
                 break
-            wait_until(lambda: self.has_tasks() or int(ctl["stop"][0]), self.wake, TASK_IDLE_SLICE_S,
-                       spin_s=GATE_SPIN_S, slice_s=TASK_IDLE_SLICE_S)
+            if not wait_until(lambda: self.has_tasks() or int(ctl["stop"][0]), self.wake, TASK_IDLE_SLICE_S,
+                              spin_s=GATE_SPIN_S, slice_s=TASK_IDLE_SLICE_S) and not pid_alive(sup):
+                break          # the supervisor died without a stop: nobody will ever stop this lane
 
     def run_synthetic(self) -> None:
         prof = self.lane.prof

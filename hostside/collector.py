@@ -43,8 +43,10 @@ from shm_layout.topology import PlatformMap
 
 #: Longest sleep of an idle drain shard (a lane's publish wakes it at once through collector_wake).
 SHARD_SLICE_S = 0.25
-#: Replenish thread period while idle (every done buffer wakes it at once).
+#: Replenish thread period: REPLENISH_MIN_S while buffers flow, doubling up to REPLENISH_PERIOD_S
+#: while idle (a short site, or a batch of done buffers, wakes it at once).
 REPLENISH_PERIOD_S = 0.25
+REPLENISH_MIN_S = 0.002
 #: Period of the collector's main thread (quiesce requests, the stop handshake).
 CONTROL_PERIOD_S = 0.05
 #: After ``stop``, the longest wait for lanes to flush before the collector gives up on them.
@@ -215,13 +217,14 @@ class Collector:
             self.stats["short_sites"] += 1
         # hand the records to the subsystem's collector (durably appended), then the buffer is done
         with self.out_lock:
-            self.files[k].write(recs.tobytes())
+            self.files[k].write(memoryview(recs).cast("B"))
             if k == D.K_ARGS_DUMP and count:
                 self._collect_payloads(t, recs)
         self.publish_collected(t, k, count)
         self.stats["buffers_bytes"] += nbytes
         self.done.append((ptr, k, t, s))
-        self.done_event.set()
+        if short or len(self.done) >= self.S * len(self.g.kinds):
+            self.done_event.set()        # a starved lane, or enough done to be worth a round
 
     def _collect_payloads(self, t, recs):
         base = self.g.arena_data(t)
@@ -315,7 +318,9 @@ class Collector:
 
     # -- replenish thread -------------------------------------------------------------------------------
     def watermark(self, k: int, s: int) -> int:
-        return len(self.queues_of(s))
+        """Buffers shard s's recycled lane of kind k should hold: enough to refill each of its
+        lanes' free queues once, so that the steady-state top-up finds what it needs."""
+        return sum(min(self.g.slots[k], self.g.slab[(t, k)][1]) for t in self.queues_of(s))
 
     def deficit(self, k: int, s: int) -> int:
         """How many buffers shard s's recycled lane of kind k lacks: its watermark plus its starved
@@ -363,15 +368,18 @@ class Collector:
                 self.wake_thread(t)
 
     def replenish_main(self) -> None:
+        period = REPLENISH_MIN_S
         while self.running:
             moved = self.drain_done_into_recycled()
             self.top_up_recycled()
             self.publish_arena_acks()
             if moved:
                 notify(self.ctl.addr + 128)   # shards with short sites retry now
-            else:
-                self.done_event.wait(REPLENISH_PERIOD_S)
+                period = REPLENISH_MIN_S
+            else:                             # back off while nothing flows; a short site wakes it
+                self.done_event.wait(period)
                 self.done_event.clear()
+                period = min(period * 2, REPLENISH_PERIOD_S)
         self.drain_done_into_recycled()
         self.publish_arena_acks()
 
@@ -478,10 +486,13 @@ def lane_statistics(pm) -> list[dict]:
                 pb = hdr.view(D.pool_block, g.pool_off(t, k), 1)[0]
                 total += int(pb["total_record_count"])
                 dropped += int(pb["dropped_record_count"])
+        c64 = ctl.u8.view(np.uint64)
+        ring_drops = sum(int(c64[(g.rings_off + r * g.ring_bytes) // 8 + 9]) for r in range(g.n_rings)
+                         if g.thread_of_ring(r) in threads)
         out.append({"lane": i, "pid": int(st["pid"]), "state": D.LANE_STATE_NAMES.get(int(st["state"]), "?"),
                     "records": total, "drops": dropped, "stalls": int(st["stalls"]),
                     "stall_ms": int(st["stall_ns"]) / 1e6, "backstops": int(st["backstops"]),
-                    "tasks": int(st["tasks"])})
+                    "tasks": int(st["tasks"]), "task_events_dropped": ring_drops})
     return out
 
 

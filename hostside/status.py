@@ -98,5 +98,5 @@ def format_status(st: dict) -> str:
         for ln in pr["lanes"]:
             lines.append(f"    lane {ln['lane']} pid {ln['pid']} {ln['state']}: {ln['records']} records, "
                          f"{ln['drops']} drops, {ln['stalls']} stalls ({ln['stall_ms']:.1f} ms), "
-                         f"{ln['backstops']} backstops, {ln['tasks']} tasks")
+                         f"{ln['backstops']} backstops, {ln['tasks']} tasks, {ln['task_events_dropped']} task events dropped")
     return "\n".join(lines)

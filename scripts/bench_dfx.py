@@ -4,8 +4,9 @@
 Figures (all measured in this run; the last line is one JSON object):
 * records_per_s: 4 lanes in synthetic mode, normal pool, every record collected, zero drops;
   timed from the lanes' go to the collector having collected every record.
-* mpqueue_records_per_s: the same records (same dtype, same batches of 256) sent through a
-  multiprocessing.Queue from 4 producer processes to one consumer: the peer a user would build on.
+* mpqueue_records_per_s: the same records (same dtype, same batches) sent through a
+  multiprocessing.Queue from 4 producer processes to one consumer that appends them to a file, as
+  the collector does: the peer a user would build on.
 * bytes_per_s and copy_ceiling_bytes_per_s: pipeline bytes vs numpy.copyto between two shared
   memory segments at the pipeline's buffer size.
 * stall_recovery_p50_us: a lane parked at its pop gate, the host publishes a refill; time from
@@ -44,18 +45,22 @@ def pipeline(records_per_lane: int, out_dir: str, arch: str, batch: int):
     try:
         g = p.topo.dfx
         ctl = p.pm.segs["dfxctl"].view(D.ctl_header, 0, 1)
-        expected = records_per_lane * 4 * len(g.kinds)
+        data_kinds = [k for k in g.kinds if k != D.K_STALL]       # in-band stall records not counted
+        expected = records_per_lane * 4 * len(data_kinds)
         c64 = p.pm.segs["dfxctl"].u8.view(np.uint64)
-        sl = slice(g.collected_off // 8, g.collected_off // 8 + g.T * D.N_KINDS)
+        idx = [g.collected_off // 8 + t * D.N_KINDS + k for t in range(g.T) for k in data_kinds]
         t0 = time.perf_counter()
         ctl["go"] = 1
-        while int(c64[sl].sum()) < expected:
-            time.sleep(0.0005)
+        while int(c64[idx].sum()) < expected:
+            time.sleep(0.005)                 # a coarse poll: this process must not eat a core
             if time.perf_counter() - t0 > 120:
-                raise SystemExit("pipeline did not finish in 120 s")
+                print(json.dumps(accounting(p.pm)), file=sys.stderr)
+                raise SystemExit(f"pipeline did not finish in 120 s: {int(c64[idx].sum())} of {expected} "
+                                 f"records collected")
         dt = time.perf_counter() - t0
         acc = accounting(p.pm)
-        nbytes = sum(x["collected"] * g.rec_dtype[D.KIND_NAMES.index(x["kind"])].itemsize for x in acc["pools"])
+        nbytes = sum(x["collected"] * g.rec_dtype[D.KIND_NAMES.index(x["kind"])].itemsize for x in acc["pools"]
+                     if x["kind"] != "stall")
         buf_bytes = g.buf_bytes_of[D.K_AICPU_TASK]
     finally:
         p.stop()
@@ -98,7 +103,9 @@ def _producer(q, n_batches, batch):
     q.put(None)
 
 
-def mpqueue_rate(records_per_lane: int, kinds: int = 2, batch: int = 256):
+def mpqueue_rate(records_per_lane: int, kinds: int = 2, batch: int = 256, out_path: str = "/dev/null"):
+    """The peer: the same records and batches through one multiprocessing.Queue from 4 producer
+    processes to one consumer that, like the collector, appends every batch to an output file."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue(maxsize=64)
     n_batches = records_per_lane * kinds // batch
@@ -107,14 +114,16 @@ def mpqueue_rate(records_per_lane: int, kinds: int = 2, batch: int = 256):
         pr.start()
     got, done = 0, 0
     t0 = None
-    while done < 4:
-        m = q.get()
-        if t0 is None:
-            t0 = time.perf_counter()
-        if m is None:
-            done += 1
-        else:
-            got += len(np.frombuffer(m, D.aicpu_task))
+    with open(out_path, "wb") as f:
+        while done < 4:
+            m = q.get()
+            if t0 is None:
+                t0 = time.perf_counter()
+            if m is None:
+                done += 1
+            else:
+                got += len(np.frombuffer(m, D.aicpu_task))
+                f.write(m)
     dt = time.perf_counter() - t0
     for pr in procs:
         pr.join(10)
@@ -149,7 +158,7 @@ def main(argv=None) -> int:
     rate, bps, drops, buf_bytes = pipeline(args.records, out, args.arch, args.batch)
     ceiling = copy_ceiling(buf_bytes)
     rec, whole = stall_recovery(out + "-stall")
-    peer = mpqueue_rate(args.records // 4, batch=args.batch)
+    peer = mpqueue_rate(args.records // 4, batch=args.batch, out_path=out + "-peer.bin")
     p50 = statistics.median(rec) if rec else float("nan")
     res = {"records_per_s": round(rate), "mpqueue_records_per_s": round(peer), "bytes_per_s": round(bps),
            "copy_ceiling_bytes_per_s": round(ceiling), "stall_recovery_p50_us": round(p50, 1),
@@ -167,6 +176,8 @@ def main(argv=None) -> int:
     import shutil
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(out + "-stall", ignore_errors=True)
+    if os.path.exists(out + "-peer.bin"):
+        os.unlink(out + "-peer.bin")
     return 0
 
 

@@ -59,6 +59,12 @@ def validate_config(cfg: dict) -> dict:
         raise ValueError(f"platform config profiling must be a table, not {out['profiling']!r}")
     from .dfx import validate_profiling
     out["profiling"] = validate_profiling(out["profiling"], out["arch"])
+    if out["profiling"]["enabled"]:
+        from .layouts import BOOT_MAX_ROLES
+        roles = out["agents"] + 1 + out["profiling"]["lanes"]
+        if roles > BOOT_MAX_ROLES:
+            raise ValueError(f"agents + 1 collector + profiling lanes must be at most {BOOT_MAX_ROLES} roles, "
+                             f"not {roles}")
     return out
 
 
