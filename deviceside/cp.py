@@ -329,6 +329,26 @@ class CommandProcessor:
         print(f"hdemu cp{self.agent_index}: queue {qs.q} error {L.STATUS_NAMES.get(err.status, err.status)}"
               f" at packet {idx}: {err}", file=sys.stderr, flush=True)
 
+    def next_packet(self, qs: QueueState):
+        """(packet id, offset, type) of the queue's next packet, or None: the ring is empty, the
+        doorbell has not reached it, or its header is still INVALID (not published). Shared by the
+        AQL and SDMA engines (both rings use type 1 for INVALID)."""
+        idx = self.a64[qs.i_read]
+        db = self.a64[qs.i_doorbell]
+        if db == U64_MAX or idx > db:
+            return None
+        off = qs.ring_off + (idx & qs.mask) * 64
+        ptype = self.a16[off >> 1] & 0xFF
+        if ptype == A.HSA_PACKET_TYPE_INVALID:
+            return None
+        rmb()
+        return idx, off, ptype
+
+    def retire(self, qs: QueueState, idx: int, off: int) -> None:
+        """The slot is consumed: header back to INVALID, then the read index moves past it."""
+        self.a16[off >> 1] = A.HSA_PACKET_TYPE_INVALID
+        self.a64[qs.i_read] = idx + 1
+
     def process_queue(self, qs: QueueState, engine: int, budget: int = 64) -> int:
         """Run up to ``budget`` packets of one queue; returns how many completed."""
         a64 = self.a64
@@ -339,16 +359,10 @@ class CommandProcessor:
             if now < qs.parked_until:
                 return 0
         while done < budget:
-            idx = a64[qs.i_read]
-            db = a64[qs.i_doorbell]
-            if db == U64_MAX or idx > db:
+            nxt = self.next_packet(qs)
+            if nxt is None:
                 break
-            off = qs.ring_off + (idx & qs.mask) * 64
-            hdr = self.a16[off >> 1]
-            ptype = hdr & 0xFF
-            if ptype == A.HSA_PACKET_TYPE_INVALID:
-                break
-            rmb()
+            idx, off, ptype = nxt
             try:
                 if ptype == A.HSA_PACKET_TYPE_KERNEL_DISPATCH:
                     self.run_dispatch(qs, idx, off, engine)
@@ -368,8 +382,7 @@ class CommandProcessor:
             except PacketError as err:
                 self.fail_queue(qs, idx, off, err, engine)
                 return done
-            self.a16[off >> 1] = A.HSA_PACKET_TYPE_INVALID
-            a64[qs.i_read] = idx + 1
+            self.retire(qs, idx, off)
             done += 1
         if done:
             a64[qs.i_packets_done] += done

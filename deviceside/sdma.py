@@ -13,12 +13,10 @@ import time
 import numpy as np
 
 from shm_layout import layouts as L
-from shm_layout.coherence import rmb
 
 from .memory import MemoryFault
 
 _SDMA = struct.Struct("<HHIQQQQQQQ")
-U64_MAX = (1 << 64) - 1
 _FILL_DT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
@@ -34,15 +32,10 @@ class SdmaEngine:
         if qs.parked_until and time.monotonic() < qs.parked_until:
             return 0
         while done < budget:
-            idx = a64[qs.i_read]
-            db = a64[qs.i_doorbell]
-            if db == U64_MAX or idx > db:
+            nxt = cp.next_packet(qs)
+            if nxt is None:
                 break
-            off = qs.ring_off + (idx & qs.mask) * 64
-            ptype = cp.a16[off >> 1] & 0xFF
-            if ptype == L.SDMA_TYPE_INVALID:
-                break
-            rmb()
+            idx, off, ptype = nxt
             (_h, _r0, width, dep, src, dst, size, fill, _r2, sig) = _SDMA.unpack_from(cp.aseg.buf, off)
             try:
                 if dep and cp.signal_value(dep) != 0:
@@ -81,8 +74,7 @@ class SdmaEngine:
             except PacketError as err:
                 cp.fail_queue(qs, idx, off, err, engine)
                 return done
-            cp.a16[off >> 1] = L.SDMA_TYPE_INVALID
-            a64[qs.i_read] = idx + 1
+            cp.retire(qs, idx, off)
             done += 1
             cp.agent.hdr["copies"] += 1
         if done:

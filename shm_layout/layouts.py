@@ -186,7 +186,7 @@ KERNARG_SLOT_BYTES = 256
 
 # ----------------------------------------------------------------------------------------------
 # SDMA packets (the copy engine's own 64-byte format; header type values do not collide with AQL).
-SDMA_TYPE_INVALID = 1
+SDMA_TYPE_INVALID = 1   # = HSA_PACKET_TYPE_INVALID: both engines share the ring fetch (deviceside/cp.py)
 SDMA_TYPE_COPY = 0x10
 SDMA_TYPE_FILL = 0x11
 sdma_packet = checked_dtype("sdma_packet", [
