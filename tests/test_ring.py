@@ -244,7 +244,7 @@ def test_long_kernel_does_not_block_other_queue(rt):
         t = time.monotonic()
         dispatch(q2, rt.co, "empty", signal=fast.handle)
         assert wait_zero(fast, 10) == 0
-        assert time.monotonic() - t < 1.0 and slow.load() == 1
+        assert slow.load() == 1          # the fast kernel finished while the slow one still runs
         assert wait_zero(slow, 10) == 0
     finally:
         q1.destroy()
