@@ -31,7 +31,7 @@ from shm_layout import aql as A
 from shm_layout import layouts as L
 from shm_layout.coherence import rmb
 from shm_layout.kernels import NUMPY_TYPES, Signature, kernel as _kernel_decorator
-from shm_layout.sync import (WAIT_SPIN_S, fetch_add, futex_wake, fetch_add32, pid_alive, wait_until)
+from shm_layout.sync import (WAIT_SPIN_S, cas, fetch_add, fetch_add32, futex_wake, pid_alive, wait_until)
 from shm_layout.topology import PlatformMap
 from shm_layout.trace import TraceRing
 
@@ -492,7 +492,6 @@ class CommandProcessor:
             elif not pid_alive(qs.owner_pid):
                 d["active"] = 0
                 self.agent.hdr["reclaimed_queues"] += 1
-                from shm_layout.sync import cas
                 cas(self.agent.qd_addr(qs.q), int(d["owner"][0]), 0)
                 changed = True
         if changed:
@@ -507,7 +506,6 @@ class CommandProcessor:
     def _reclaim_global(self) -> None:
         """Agent 0 frees the signals, code objects and trace rings of dead clients (a freed trace
         ring keeps its events until a new owner claims it)."""
-        from shm_layout.sync import cas
         owners = self.pm.signals["owner"]
         live = np.flatnonzero(owners != 0)
         pids = {int(o) & 0xFFFFFFFF for o in owners[live]}

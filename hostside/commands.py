@@ -136,8 +136,15 @@ class VirtualGPU:
             return idx
 
     def _marker_locked(self, deps, signal=True):
+        """``signal``: True = the next ring signal, False = none, or a Signal to use (set to 1 here)."""
         q = self.queue
-        s = self._next_signal() if signal else None
+        if signal is True:
+            s = self._next_signal()
+        elif signal:
+            s = signal
+            s.store_relaxed_nowake(1)
+        else:
+            s = None
         idx = q.add_write_index(1)
         q.wait_for_space(idx)
         q.write_barrier(idx, MARKER_HEADER, deps, s.handle if s else 0)
@@ -147,8 +154,9 @@ class VirtualGPU:
             self.last_engine = "aql"
         return s
 
-    def marker(self, deps=()):
-        """A BARRIER_AND after everything before it on this stream; returns its completion signal."""
+    def marker(self, deps=(), signal=True):
+        """A BARRIER_AND after everything before it on this stream; returns its completion signal
+        (the next ring signal, or ``signal`` when one is given: an event's own signal)."""
         with self.lock:
             deps = list(deps)
             dep = self._cross_engine_dep("aql")
@@ -157,7 +165,7 @@ class VirtualGPU:
             if len(deps) > 5:
                 self._marker_locked(deps[5:], signal=False)
                 deps = deps[:5]
-            s = self._marker_locked(deps)
+            s = self._marker_locked(deps, signal)
             self.commands += 1
             return s
 

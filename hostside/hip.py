@@ -542,16 +542,7 @@ def hipEventRecord(event: hipEvent_t, stream=None) -> None:
         if ev.recorded and ev.stream is not v and ev.signal.load() != 0:
             ev.stream.sync_signal(ev.signal)
         _event_rearm(ev)
-        ev.signal.store_relaxed_nowake(1)
-        dep = v._cross_engine_dep("aql")
-        q = v.queue
-        idx = q.add_write_index(1)
-        q.wait_for_space(idx)
-        from .commands import MARKER_HEADER
-        q.write_barrier(idx, MARKER_HEADER, [dep] if dep else [], ev.signal.handle)
-        v._publish(q, idx)
-        v.last_signal = ev.signal
-        v.last_engine = "aql"
+        v.marker(signal=ev.signal)
     ev.recorded = True
     ev.stream = v
     ev.capture, ev.capture_nodes = None, ()
