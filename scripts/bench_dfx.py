@@ -29,7 +29,7 @@ os.environ.pop("HDEMU_PLATFORM", None)
 
 import numpy as np  # noqa: E402
 
-from hostside.collector import accounting, read_stalls  # noqa: E402
+from hostside.dfx import accounting, read_stalls  # noqa: E402
 from hostside.platform import Platform  # noqa: E402
 from shm_layout import dfx as D  # noqa: E402
 from shm_layout.segments import Segment, new_run_token, segment_name  # noqa: E402

@@ -7,7 +7,7 @@ HDEMU_PLATFORM/HDEMU_CONFIG are ignored):
   baseline_launches_per_s   empty-kernel launches through hipModuleLaunchKernel on one stream, one sync
                             at the end, with the interceptor check removed from VirtualGPU.launch (the
                             plain emulated GPU: the method is rebuilt from its source without the two
-                            hook lines and bound to the stream).
+                            lines of the clr.set_interceptor hook and bound to the stream).
   noreplay_launches_per_s   the same launches through the real VirtualGPU.launch with the service not
                             configured (the hook is one global load). Both are the best of --rounds
                             rounds, measured alternately. Target: within 2 % of the baseline.
@@ -47,13 +47,14 @@ MIB64 = 64 << 20
 
 
 def plain_launch():
-    """VirtualGPU.launch without the replay hook: the plain emulated GPU's submission path."""
-    from hostside import commands
-    src = textwrap.dedent(inspect.getsource(commands.VirtualGPU.launch))
-    lines = [ln for ln in src.splitlines() if "_INTERCEPT" not in ln]
+    """VirtualGPU.launch without the replay hook (the interceptor ``clr.set_interceptor`` installs,
+    the module global ``_intercept`` of hostside.clr._vgpu): the plain emulated GPU's submission path."""
+    from hostside.clr import _vgpu
+    src = textwrap.dedent(inspect.getsource(_vgpu.VirtualGPU.launch))
+    lines = [ln for ln in src.splitlines() if "_intercept" not in ln]
     assert len(lines) == len(src.splitlines()) - 2, "the hook is expected to be two lines"
-    g = dict(commands.__dict__)
-    exec(compile("\n".join(lines), commands.__file__, "exec"), g)
+    g = dict(_vgpu.__dict__)
+    exec(compile("\n".join(lines), _vgpu.__file__, "exec"), g)
     return g["launch"]
 
 
@@ -121,7 +122,7 @@ def bench_replay(hip, f) -> dict:
         hip.hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, [])
     hip.hipStreamSynchronize(s)
 
-    def window(n: int) -> tuple[float, dict, dict]:
+    def window(n: int) -> tuple[float, "replay.ReplayStatistics", "replay.ReplayStatistics"]:
         passes["n"] = n
         before = st()
         t = time.perf_counter_ns()
@@ -135,8 +136,8 @@ def bench_replay(hip, f) -> dict:
     snap, rest = [], []
     for _ in range(6):
         _w, b, a = window(2)
-        snap.append((a["snap_bytes"] - b["snap_bytes"]) / (a["snap_ns"] - b["snap_ns"]))
-        rest.append((a["restore_bytes"] - b["restore_bytes"]) / (a["restore_ns"] - b["restore_ns"]))
+        snap.append((a.snap_bytes - b.snap_bytes) / (a.snap_ns - b.snap_ns))
+        rest.append((a.restore_bytes - b.restore_bytes) / (a.restore_ns - b.restore_ns))
     hip.hipFree(big)
     # pass overhead: a 4 KiB footprint
     small = hip.hipMalloc(4096)
@@ -146,7 +147,7 @@ def bench_replay(hip, f) -> dict:
     for _ in range(20):
         for n in (2, 12):
             w, b, a = window(n)
-            per[n].append(w - (a["restore_ns"] - b["restore_ns"]) - (a["pass_kernel_ns"] - b["pass_kernel_ns"]))
+            per[n].append(w - (a.restore_ns - b.restore_ns) - (a.pass_kernel_ns - b.pass_kernel_ns))
     hip.hipFree(small)
     hip.hipStreamDestroy(s)
     overhead = (statistics.median(per[12]) - statistics.median(per[2])) / 10 / 1e3

@@ -13,13 +13,16 @@ import time
 import numpy as np
 
 from . import layouts as L
+from .errors import AllocError as _AllocError
 from .sync import address_of, cas, pid_alive
 
 #: Longest wait for a region lock before the allocation fails loudly.
 ALLOC_LOCK_TIMEOUT_S = 5.0
 
 
-class AllocError(RuntimeError):
+class AllocError(_AllocError):
+    """An allocation table is full, or an address is not a live allocation (carries an hsa status)."""
+
     def __init__(self, msg, status=L.HSA_STATUS_ERROR_OUT_OF_RESOURCES):
         super().__init__(msg)
         self.status = status

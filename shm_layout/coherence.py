@@ -19,9 +19,7 @@ import os
 
 import numpy as np
 
-
-class BarrierViolation(RuntimeError):
-    """An index was published with no wmb() since the last data write."""
+from .errors import BarrierViolation
 
 
 class BarrierChecker:

@@ -27,6 +27,8 @@ import json
 import re
 import struct
 
+from .errors import SignatureError
+
 SCALARS = {
     "i8": ("b", 1), "u8": ("B", 1), "i16": ("h", 2), "u16": ("H", 2), "i32": ("i", 4),
     "u32": ("I", 4), "i64": ("q", 8), "u64": ("Q", 8), "f32": ("f", 4), "f64": ("d", 8),
@@ -35,10 +37,6 @@ NUMPY_TYPES = {"i8": "<i1", "u8": "<u1", "i16": "<i2", "u16": "<u2", "i32": "<i4
                "i64": "<i8", "u64": "<u8", "f32": "<f4", "f64": "<f8"}
 _ARG_RE = re.compile(r"^\s*([a-z0-9]+)(\*?)\s+([A-Za-z_][A-Za-z_0-9]*)\s*$")
 MAX_KERNARG_BYTES = 256
-
-
-class SignatureError(ValueError):
-    """A kernel signature does not parse."""
 
 
 class Signature:

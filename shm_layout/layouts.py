@@ -6,7 +6,7 @@ field is only ever changed with an atomic (``shm_layout.sync``).
 """
 from __future__ import annotations
 
-from ._dtype import checked_dtype, field_offset
+from ._dtype import checked_dtype, field_offset, offset_of, struct_of, word_of  # noqa: F401  (re-exported)
 
 MAGIC = 0x00_01_55_4D_45_44_48  # "HDEMU\x01"
 VERSION = 1
@@ -186,7 +186,7 @@ KERNARG_SLOT_BYTES = 256
 
 # ----------------------------------------------------------------------------------------------
 # SDMA packets (the copy engine's own 64-byte format; header type values do not collide with AQL).
-SDMA_TYPE_INVALID = 1   # = HSA_PACKET_TYPE_INVALID: both engines share the ring fetch (deviceside/cp.py)
+SDMA_TYPE_INVALID = 1   # = HSA_PACKET_TYPE_INVALID: both engines share the ring fetch (deviceside/cp/_ring.py)
 SDMA_TYPE_COPY = 0x10
 SDMA_TYPE_FILL = 0x11
 sdma_packet = checked_dtype("sdma_packet", [

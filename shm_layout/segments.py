@@ -18,15 +18,12 @@ import secrets
 import numpy as np
 import posix_ipc
 
+from .errors import SegmentError
 from .sync import pid_alive
 
 PREFIX = "hdemu-"
 _NAME_RE = re.compile(r"^hdemu-(\d+)-([0-9a-f]+)-[A-Za-z0-9_.-]+$")
 SHM_DIR = "/dev/shm"
-
-
-class SegmentError(RuntimeError):
-    """A segment could not be created, attached or removed."""
 
 
 def new_run_token() -> str:
@@ -55,30 +52,42 @@ class Segment:
         self.addr = self.u8.ctypes.data
 
     @classmethod
-    def create(cls, name: str, size: int, *, prefault: bool = True) -> "Segment":
+    def create(cls, name: str, size: int) -> "Segment":
+        """Create, pre-allocate and map a new segment. Every segment is pre-allocated with
+        ``posix_fallocate``: a /dev/shm too small fails here, naming the segment, its size and the
+        free space, not later as a SIGBUS of whoever touches the page. The allocation also makes
+        the first touch fast (FACTS: 1.7 GB/s at page-fault speed)."""
         if size <= 0:
-            raise ValueError(f"segment size must be positive, not {size}")
+            raise SegmentError(f"segment size must be positive, not {size}")
         try:
             shm = posix_ipc.SharedMemory("/" + name, posix_ipc.O_CREX, mode=0o600, size=size)
         except posix_ipc.ExistentialError as exc:
             raise SegmentError(f"segment {name} already exists") from exc
+        except OSError as exc:
+            raise SegmentError(f"cannot create segment {name} ({size} bytes): {exc}") from exc
         try:
-            if prefault:
-                try:
-                    os.posix_fallocate(shm.fd, 0, size)
-                except OSError:
-                    pass
+            try:
+                os.posix_fallocate(shm.fd, 0, size)
+            except OSError as exc:
+                shm.close_fd()
+                unlink_name(name)
+                raise SegmentError(f"cannot allocate segment {name} of {size} bytes in {SHM_DIR}: "
+                                   f"{exc.strerror or exc} ({_free_bytes()} bytes free there)") from None
             mm = mmap.mmap(shm.fd, size)
         finally:
-            shm.close_fd()
+            if shm.fd >= 0:
+                shm.close_fd()
         return cls(name, size, mm, owner=True)
 
     @classmethod
     def attach(cls, name: str) -> "Segment":
         try:
             shm = posix_ipc.SharedMemory("/" + name)
-        except posix_ipc.ExistentialError as exc:
-            raise SegmentError(f"segment {name} does not exist (platform gone?)") from exc
+        except posix_ipc.ExistentialError:
+            raise SegmentError(f"segment {name} does not exist (platform gone?)") from None
+        except posix_ipc.PermissionsError:
+            raise SegmentError(f"segment {name} belongs to another user ({_owner_name(name)}); "
+                               f"hdemu platforms are private to the user who started them") from None
         try:
             size = os.fstat(shm.fd).st_size
             mm = mmap.mmap(shm.fd, size)
@@ -101,6 +110,35 @@ class Segment:
         if not self.owner:
             raise SegmentError(f"only the creator may unlink {self.name}")
         unlink_name(self.name)
+
+
+def _free_bytes() -> int:
+    try:
+        st = os.statvfs(SHM_DIR)
+        return st.f_bavail * st.f_frsize
+    except OSError:
+        return -1
+
+
+def _owner_name(name: str) -> str:
+    """The user owning /dev/shm/<name>, as a name if it has one."""
+    try:
+        uid = os.stat(os.path.join(SHM_DIR, name)).st_uid
+    except OSError:
+        return "unknown"
+    try:
+        import pwd  # POSIX only, like the rest of this module; imported here because only errors need it
+        return f"{pwd.getpwuid(uid).pw_name}, uid {uid}"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def segment_uid(name: str) -> int:
+    """The uid owning /dev/shm/<name>, or -1 if it is gone."""
+    try:
+        return os.stat(os.path.join(SHM_DIR, name)).st_uid
+    except OSError:
+        return -1
 
 
 def unlink_name(name: str) -> bool:
@@ -126,12 +164,19 @@ def list_segments() -> list[tuple[str, int, str]]:
 
 
 def sweep(*, only_pid: int | None = None) -> list[str]:
-    """Unlink every hdemu segment whose creator is dead (or of ``only_pid``'s runs if it is dead)."""
+    """Unlink every hdemu segment of this user whose creator is dead (or of ``only_pid``'s runs if
+    it is dead). Other users' segments are left alone (we could not unlink them anyway)."""
     removed = []
+    me = os.getuid()
     for name, pid, _tok in list_segments():
         if only_pid is not None and pid != only_pid:
             continue
+        if segment_uid(name) != me:
+            continue
         if not pid_alive(pid):
-            if unlink_name(name):
-                removed.append(name)
+            try:
+                if unlink_name(name):
+                    removed.append(name)
+            except posix_ipc.PermissionsError:
+                continue
     return removed

@@ -12,60 +12,19 @@ import time
 import numpy as np
 
 from . import layouts as L
+from .config import parse_config, platform_defaults
+from .dfx import DfxGeometry
 from .segments import Segment, SegmentError, segment_name
 
-DEFAULTS = {
-    "agents": 2,
-    "engines": 2,            # execution engines per agent (threads of its command processor)
-    "max_queues": 16,        # queue slots per agent (AQL and SDMA together)
-    "queue_size_max": 4096,  # largest queue a client may create (packets, power of two)
-    "memory_mib": 64,        # coarse-grained device memory per agent
-    "host_pool_mib": 64,     # fine-grained system memory (hipHostMalloc, staging buffers)
-    "signals": 8192,
-    "max_allocs": 4096,      # allocation records per memory region
-    "trace_rings": 32,
-    "trace_events": 16384,   # events per trace ring (a power of two)
-    "arch": "a2a3",
-    "profiling": {},
-    "counter_slots": 4,      # counters the emulated counter unit reads per dispatch (shm_layout.counters)
-}
+#: Every ``[platform]`` key with its default (``profiling`` fully defaulted too), from the schema in
+#: shm_layout.config: the keys, types, ranges and defaults are declared there and nowhere else.
+DEFAULTS = platform_defaults()
 
 
-def _pow2(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
-
-
-def validate_config(cfg: dict) -> dict:
-    """Defaults filled in, every value checked; raises ValueError naming the bad key."""
-    unknown = set(cfg) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown platform config keys {sorted(unknown)}; known: {sorted(DEFAULTS)}")
-    out = dict(DEFAULTS)
-    out.update(cfg)
-    ints = {"agents": (1, 16), "engines": (1, L.AGENT_MAX_ENGINES - 1), "max_queues": (1, 256),
-            "queue_size_max": (2, 1 << 16), "memory_mib": (1, 16384), "host_pool_mib": (1, 16384),
-            "signals": (64, 1 << 20), "max_allocs": (16, 1 << 20), "trace_rings": (4, 1024),
-            "trace_events": (64, 1 << 22), "counter_slots": (1, 16)}
-    for k, (lo, hi) in ints.items():
-        v = out[k]
-        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-            raise ValueError(f"platform config {k} must be an integer in [{lo}, {hi}], not {v!r}")
-    for k in ("queue_size_max", "trace_events"):
-        if not _pow2(out[k]):
-            raise ValueError(f"platform config {k} must be a power of two, not {out[k]}")
-    if out["arch"] not in ("a2a3", "a5"):
-        raise ValueError(f"platform config arch must be 'a2a3' or 'a5', not {out['arch']!r}")
-    if not isinstance(out["profiling"], dict):
-        raise ValueError(f"platform config profiling must be a table, not {out['profiling']!r}")
-    from .dfx import validate_profiling
-    out["profiling"] = validate_profiling(out["profiling"], out["arch"])
-    if out["profiling"]["enabled"]:
-        from .layouts import BOOT_MAX_ROLES
-        roles = out["agents"] + 1 + out["profiling"]["lanes"]
-        if roles > BOOT_MAX_ROLES:
-            raise ValueError(f"agents + 1 collector + profiling lanes must be at most {BOOT_MAX_ROLES} roles, "
-                             f"not {roles}")
-    return out
+def validate_config(cfg: dict | None) -> dict:
+    """Defaults filled in, every value checked; raises ``ConfigError`` (a ``ValueError``) naming the
+    full key path. See ``shm_layout.config.parse_config``."""
+    return parse_config(cfg)
 
 
 class Topology:
@@ -99,7 +58,6 @@ class Topology:
         self.trace_bytes = self.trace_rings * self.trace_ring_bytes
         self.dfx = None
         if cfg["profiling"]["enabled"]:
-            from .dfx import DfxGeometry
             self.dfx = DfxGeometry(cfg["profiling"], cfg["arch"], self.n_agents * self.n_engines)
 
     @classmethod

@@ -1,9 +1,7 @@
-"""Shared fixtures: a platform per test module, subprocess helpers, and the /dev/shm leak check."""
+"""Shared fixtures: the /dev/shm leak check, the session sweep, and the ``scenario`` runner."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -11,10 +9,9 @@ import pytest
 # host waits on device work fail loudly after this bound instead of hanging a test (see hostside.hsa)
 os.environ.setdefault("HDEMU_WAIT_TIMEOUT_S", "60")
 
-from shm_layout.segments import list_segments, sweep
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KERNELS = os.path.join(ROOT, "tests", "kernels")
+from shm_layout.segments import list_segments, sweep  # noqa: E402 - after the env default
+from tests.paths import KERNELS, ROOT  # noqa: E402,F401 - ROOT and KERNELS kept importable from here
+from tests.scenarios.runner import ScenarioRunner  # noqa: E402
 
 
 def _mine():
@@ -44,43 +41,25 @@ def sweep_dead_runs():
     sweep()
 
 
-def child_env(**extra) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
-
-
-def run_py(code: str, timeout: float = 60, **env) -> subprocess.CompletedProcess:
-    """Run Python code in a fresh interpreter; always reaped (timeout kills it)."""
-    return subprocess.run([sys.executable, "-c", code], env=child_env(**env), capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT)
-
-
-class Procs:
-    """Processes a test starts; all killed and reaped at the end."""
-
-    def __init__(self):
-        self.procs = []
-
-    def start(self, code: str, **env) -> subprocess.Popen:
-        p = subprocess.Popen([sys.executable, "-c", code], env=child_env(**env), cwd=ROOT,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.procs.append(p)
-        return p
-
-    def close(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            try:
-                p.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-
-
 @pytest.fixture
-def procs():
-    p = Procs()
-    yield p
-    p.close()
+def scenario(tmp_path):
+    """The scenario runner (tests/scenarios/runner.py): ``run(name, ...)`` a program to its end,
+    ``start(name, ...)`` one to act on while it runs, ``hdemu(...)`` a CLI command. Every process it
+    started is killed and reaped at teardown."""
+    runner = ScenarioRunner(tmp_path)
+    yield runner
+    runner.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test that ran scenario programs shows each one's exit, stdout and stderr tails."""
+    outcome = yield
+    rep = outcome.get_result()
+    runner = getattr(item, "funcargs", {}).get("scenario")
+    if rep.failed and rep.when == "call" and isinstance(runner, ScenarioRunner):
+        for title, text in runner.report():
+            if hasattr(rep.longrepr, "addsection"):
+                rep.longrepr.addsection(title, text)
+            else:
+                rep.sections.append((title, text))

@@ -1,0 +1,341 @@
+"""The command processor process of one agent: its engine threads, signals, errors and housekeeping.
+
+Threads: ``n_engines`` AQL engines (``_aql.AqlEngine``) and one SDMA engine (``_sdma.SdmaEngine``,
+engine index ``n_engines``). A queue is bound to one engine when it is created (the host picks the
+least-loaded engine, like queues mapped onto hardware pipes); an engine serves its queues round
+robin, at most 64 packets per queue per turn, each queue strictly in order. A long kernel on one
+engine never holds up another engine's queues. ``sys.setswitchinterval`` is lowered so engines share
+the GIL finely. The main thread joins the engines; SIGTERM sets ``stopping``.
+
+Idle engines spin ``WAIT_SPIN_S`` (only right after work) and then sleep on their wake word (the
+doorbell mailbox) for at most ``IDLE_SLICE_S``; every ``HOUSEKEEPING_S`` an idle engine writes the
+heartbeat, checks the boot block's ``shutdown`` and the supervisor, acknowledges destroy requests and
+reclaims the queues (engine 0 also the allocations, agent 0 the signals, code objects and trace
+rings) of dead owners. An engine that crashes logs the traceback and ends the process (exit 70).
+"""
+from __future__ import annotations
+
+import os
+import signal as _signal
+import sys
+import threading
+import time
+
+import numpy as np
+
+from shm_layout import layouts as L
+from shm_layout.errors import ConfigError, HdemuError
+from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, fetch_add32, futex_wake, pid_alive, wait_until
+from shm_layout.topology import PlatformMap
+from shm_layout.trace import TraceRing
+
+from deviceside._logging import configure_stderr, role_logger
+from deviceside.aicpu import TaskRings
+
+from ._aql import AqlEngine, KernelLoader
+from ._counters import CounterUnit
+from ._memory import DeviceMemory
+from ._ring import PacketError, QueueState
+from ._sdma import SdmaEngine
+
+__all__ = ["CommandProcessor", "main", "HOUSEKEEPING_S", "IDLE_SLICE_S", "ENGINE_CRASH_EXIT"]
+
+#: How often an idle engine does its housekeeping (heartbeat, shutdown and supervisor check, destroy
+#: acknowledgements, reclaim of dead owners).
+HOUSEKEEPING_S = 0.5
+#: Longest sleep of an idle engine; on waking it re-runs its loop, so housekeeping happens.
+IDLE_SLICE_S = 0.5
+#: Exit status of a command processor whose engine thread crashed.
+ENGINE_CRASH_EXIT = 70
+
+# signal_slot fields, as indices into u64 / u32 views of the signal table and byte offsets
+_SIG_STRIDE64 = L.signal_slot.itemsize // 8
+_SIG_STRIDE32 = L.signal_slot.itemsize // 4
+_SIG_VALUE64 = L.word_of(L.signal_slot, "value")
+_SIG_START64 = L.word_of(L.signal_slot, "start_ts")
+_SIG_END64 = L.word_of(L.signal_slot, "end_ts")
+_SIG_WAITERS32 = L.word_of(L.signal_slot, "waiters", 4)
+_SIG_VALUE = L.offset_of(L.signal_slot, "value")
+_SIG_WAKE = L.offset_of(L.signal_slot, "seq")         # the wake word: seq, then waiters
+_SIG_OWNER = L.offset_of(L.signal_slot, "owner")
+_QUEUE_TABLE_GEN = L.offset_of(L.agent_header, "queue_table_gen")
+_QD_OWNER = L.offset_of(L.queue_desc, "owner")
+_CO_OWNER = L.offset_of(L.codeobj_entry, "owner")
+_TRACE_OWNER = L.offset_of(L.trace_ring_header, "owner")
+_ES_BUSY = L.word_of(L.engine_stats, "busy_ns")
+_ES_PACKETS = L.word_of(L.engine_stats, "packets")
+_ERROR_MSG_MAX = L.queue_desc.fields["error_msg"][0].itemsize - 1    # room for the NUL a reader expects
+
+
+class CommandProcessor:
+    """Attaches to the platform as the command processor of ``agent``; ``run`` serves until stopped."""
+
+    def __init__(self, boot_name: str, agent: int):
+        self.log = role_logger(f"cp{agent}")
+        self.pm = PlatformMap.attach(boot_name)
+        self.topo = self.pm.topo
+        if not 0 <= agent < self.topo.n_agents:
+            raise ConfigError(f"agent must be in [0, {self.topo.n_agents}), not {agent}")
+        self.agent_index = agent
+        self.agent = self.pm.agents[agent]
+        self.aseg = self.agent.seg
+        self.a64 = memoryview(self.aseg.buf).cast("Q")
+        self.a16 = memoryview(self.aseg.buf).cast("H")
+        self.s64 = memoryview(self.pm.segs["signals"].buf).cast("Q")
+        self.s32 = memoryview(self.pm.segs["signals"].buf).cast("I")
+        self.signals_addr = self.pm.signals_addr
+        self.queue_table_gen_addr = self.aseg.addr + _QUEUE_TABLE_GEN
+        self.mem = DeviceMemory(self.pm)
+        self.stopping = False
+        self.loader = KernelLoader(self.pm, self.mem, agent)
+        self.trace = TraceRing.claim(self.pm, L.ROLE_CP, f"cp{agent}")
+        self.n_engines = self.topo.n_engines
+        self.role = self._find_role()
+        self.supervisor_pid = int(self.pm.boot_hdr["supervisor_pid"][0])
+        self.counters = CounterUnit(self.mem, self.topo)
+        self.dfx = None
+        dg = self.topo.dfx
+        if dg is not None and dg.prof["mode"] == "real":
+            self.dfx = TaskRings(self.pm, dg, agent, self.n_engines)
+
+    def _find_role(self):
+        for i in range(L.BOOT_MAX_ROLES):
+            r = self.pm.roles[i]
+            if int(r["kind"]) == L.ROLE_CP and int(r["agent"]) == self.agent_index:
+                return self.pm.roles[i:i + 1]
+        return None
+
+    # -- signals ------------------------------------------------------------------------------
+    def complete_signal(self, handle: int, start: int, end: int) -> None:
+        """Stamp the signal's start/end, decrement it once, and wake its waiters."""
+        if handle == 0:
+            return
+        slot = self.pm.signal_slot(handle)
+        if slot < 0:
+            raise PacketError(L.HSA_STATUS_ERROR_INVALID_SIGNAL,
+                              f"completion signal {handle:#x} is not a signal handle")
+        base = slot * _SIG_STRIDE64
+        self.s64[base + _SIG_START64] = start
+        self.s64[base + _SIG_END64] = end
+        addr = self.signals_addr + slot * L.SIGNAL_SLOT_BYTES
+        fetch_add(addr + _SIG_VALUE, -1)                   # locked: also the barrier before the check
+        if self.s32[slot * _SIG_STRIDE32 + _SIG_WAITERS32]:
+            fetch_add32(addr + _SIG_WAKE, 1)
+            futex_wake(addr + _SIG_WAKE)
+
+    def wake_signal(self, handle: int) -> None:
+        """Wake the waiters of a signal without changing it (a handle that is no signal has none)."""
+        slot = self.pm.signal_slot(handle)
+        if slot >= 0 and self.s32[slot * _SIG_STRIDE32 + _SIG_WAITERS32]:
+            addr = self.signals_addr + slot * L.SIGNAL_SLOT_BYTES + _SIG_WAKE
+            fetch_add32(addr, 1)
+            futex_wake(addr)
+
+    def signal_value(self, handle: int) -> int:
+        slot = self.pm.signal_slot(handle)
+        if slot < 0:
+            raise PacketError(L.HSA_STATUS_ERROR_INVALID_SIGNAL, f"dependency {handle:#x} is not a signal handle")
+        v = self.s64[slot * _SIG_STRIDE64 + _SIG_VALUE64]
+        return v - (1 << 64) if v >> 63 else v
+
+    # -- errors -------------------------------------------------------------------------------
+    def fail_queue(self, qs: QueueState, idx: int, err: PacketError, engine: int, signal: int) -> None:
+        """Put the queue in error at packet ``idx``: status, packet id and message, deactivated; the
+        waiters of the packet's completion ``signal`` (not decremented) are woken to see it now."""
+        d = qs.desc
+        d["status"] = err.status
+        d["error_packet_id"] = idx
+        d["error_msg"] = str(err).encode()[:_ERROR_MSG_MAX]
+        d["active"] = 0
+        fetch_add(self.queue_table_gen_addr, 1)   # engines drop the inactive queue (else the failed
+        if self.trace:                            # packet is re-run in a busy loop)
+            self.trace.record(L.EV_QUEUE_ERROR, engine, L.dispatch_id(self.agent_index, qs.q, idx), err.status)
+        if signal:
+            self.wake_signal(signal)
+        self.log.error("queue %d error %s at packet %d: %s", qs.q, L.STATUS_NAMES.get(err.status, err.status),
+                       idx, err)
+
+    # -- engines ------------------------------------------------------------------------------
+    def engine_main(self, engine: int, sdma: bool) -> None:
+        try:
+            self._engine_loop(engine, sdma)
+        except Exception:  # noqa: BLE001 - a crashed engine must be loud, then stop the CP
+            self.log.exception("engine %d crashed", engine)
+            self.stopping = True
+            os._exit(ENGINE_CRASH_EXIT)
+
+    def _engine_loop(self, engine: int, sdma: bool) -> None:
+        eng = SdmaEngine(self, engine) if sdma else AqlEngine(self, engine)
+        kind = L.QKIND_SDMA if sdma else L.QKIND_AQL
+        wake = self.agent.engine_wake_addr(engine)
+        stats = self.agent.engine_stats[engine:engine + 1]
+        i_stats = (L.AGENT_ENGINE_STATS_OFF + engine * L.engine_stats.itemsize) // 8
+        i_busy, i_packets = i_stats + _ES_BUSY, i_stats + _ES_PACKETS
+        a64 = self.a64
+        agent_hdr = self.agent.hdr
+        boot = self.pm.boot_hdr
+        process = eng.process_queue
+        ready = eng.ready
+        last_work = 0.0
+        gen_seen = -1
+        queues: list[QueueState] = []
+        last_hk = 0.0
+
+        def has_work():
+            if self.stopping or gen_seen != agent_hdr["queue_table_gen"][0]:
+                return True
+            if boot["shutdown"][0]:
+                self.stopping = True
+                return True
+            for qs in queues:
+                if ready(qs):
+                    return True
+            return False
+
+        while not self.stopping:
+            g = int(agent_hdr["queue_table_gen"][0])
+            if g != gen_seen:
+                gen_seen = g
+                queues = self._my_queues(engine, kind, queues)
+            t0 = time.monotonic_ns()
+            done = 0
+            for qs in queues:
+                done += process(qs)
+            if done:
+                a64[i_busy] += time.monotonic_ns() - t0
+                a64[i_packets] += done
+                last_work = time.monotonic()
+                continue
+            now = time.monotonic()
+            if now - last_hk > HOUSEKEEPING_S:
+                last_hk = now
+                self._housekeeping(engine, kind, queues)
+            parked = [qs.parked_until for qs in queues if qs.parked_until]
+            if parked:
+                # a queue waits on a dependency: poll it with a backing-off sleep (QueueState.park)
+                time.sleep(max(0.0, min(parked) - time.monotonic()))
+                continue
+            stats["sleeps"] += 1
+            # spin only right after work (traffic is likely to continue); an idle wake-up sleeps at once
+            spin = WAIT_SPIN_S if now - last_work < WAIT_SPIN_S else 0.0
+            wait_until(has_work, wake, IDLE_SLICE_S, spin_s=spin, slice_s=IDLE_SLICE_S)
+            stats["wakeups"] += 1
+
+    def _my_queues(self, engine, kind, old):
+        """This engine's active queues of ``kind`` (state kept for the ones it already serves);
+        destroy requests are acknowledged on the way."""
+        keep = {qs.q: qs for qs in old}
+        out = []
+        for q in range(self.topo.max_queues):
+            d = self.agent.qdesc[q]
+            own = int(d["owner"])
+            if own >> 32 != L.Q_ACTIVE or int(d["engine"]) != engine or int(d["kind"]) != kind:
+                continue
+            if int(d["destroy_req"]):
+                d["active"] = 0      # acknowledge: this engine no longer touches the queue
+                continue
+            if not int(d["active"]):
+                continue
+            qs = keep.get(q)
+            if qs is None or qs.gen != int(d["generation"]):
+                qs = QueueState(self.agent, q)
+            out.append(qs)
+        return out
+
+    def _housekeeping(self, engine, kind, queues) -> None:
+        self.agent.hdr["heartbeat_ns"] = time.monotonic_ns()
+        boot = self.pm.boot_hdr
+        if int(boot["shutdown"][0]) or not pid_alive(self.supervisor_pid):
+            self.stopping = True
+            return
+        changed = False
+        for qs in queues:
+            d = qs.desc
+            if int(d["destroy_req"][0]):
+                d["active"] = 0
+                changed = True
+            elif not pid_alive(qs.owner_pid):
+                d["active"] = 0
+                self.agent.hdr["reclaimed_queues"] += 1
+                cas(self.agent.qd_addr(qs.q) + _QD_OWNER, int(d["owner"][0]), 0)
+                changed = True
+        if changed:
+            fetch_add(self.queue_table_gen_addr, 1)
+        if engine == 0 and kind == L.QKIND_AQL:
+            n = self.mem.reclaim_dead([1 + self.agent_index] + ([0] if self.agent_index == 0 else []))
+            if n:
+                self.agent.hdr["reclaimed_allocs"] += n
+            if self.agent_index == 0:
+                self._reclaim_global()
+
+    def _reclaim_global(self) -> None:
+        """Agent 0 frees the signals, code objects and trace rings of dead clients (a freed trace
+        ring keeps its events until a new owner claims it)."""
+        owners = self.pm.signals["owner"]
+        live = np.flatnonzero(owners != 0)
+        pids = {int(o) & 0xFFFFFFFF for o in owners[live]}
+        dead = {p for p in pids if not pid_alive(p)}
+        for i in live:
+            o = int(owners[i])
+            if (o & 0xFFFFFFFF) in dead:
+                cas(self.pm.signal_addr(int(i)) + _SIG_OWNER, o, 0)
+        seg = self.pm.segs["trace"]
+        rb = self.topo.trace_ring_bytes
+        for i in range(self.topo.trace_rings):
+            o = int(seg.view(L.trace_ring_header, i * rb, 1)["owner"][0])
+            if o and not pid_alive(o & 0xFFFFFFFF):
+                cas(seg.addr + i * rb + _TRACE_OWNER, o, 0)
+        co = self.pm.codeobj["owner"]
+        for s in np.flatnonzero(co != 0):
+            o = int(co[s])
+            if not pid_alive(o & 0xFFFFFFFF):
+                cas(self.pm.segs["codeobj"].addr + int(s) * L.codeobj_entry.itemsize + _CO_OWNER, o, 0)
+
+    def run(self) -> int:
+        sys.setswitchinterval(0.0005)
+        hdr = self.agent.hdr
+        hdr["cp_pid"] = os.getpid()
+        engines = []
+        for e in range(self.n_engines + 1):
+            t = threading.Thread(target=self.engine_main, args=(e, e == self.n_engines),
+                                 name=f"engine{e}", daemon=True)
+            t.start()
+            engines.append(t)
+        hdr["state"] = L.AGENT_READY
+        if self.role is not None:
+            self.role["started_ns"] = time.monotonic_ns()
+            self.role["state"] = L.ROLE_READY
+        for t in engines:
+            while t.is_alive():
+                t.join(0.5)
+                if self.stopping:
+                    break
+        self.stopping = True
+        for e in range(self.n_engines + 1):
+            futex_wake(self.agent.engine_wake_addr(e))
+        for t in engines:
+            t.join(2.0)
+        hdr["state"] = L.AGENT_EXITED
+        if self.role is not None:
+            self.role["state"] = L.ROLE_EXITED
+        return 0
+
+
+USAGE = "usage: python -m deviceside.cp BOOT_NAME AGENT_INDEX"
+
+
+def main(argv=None) -> int:
+    """``python -m deviceside.cp BOOT_NAME AGENT_INDEX``: 0 after a clean stop, 2 on bad usage, 1
+    when the command processor cannot start (one line on stderr says why)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2 or not argv[1].isdigit():
+        print(USAGE, file=sys.stderr)
+        return 2
+    configure_stderr()
+    try:
+        cp = CommandProcessor(argv[0], int(argv[1]))
+    except HdemuError as exc:
+        role_logger(f"cp{argv[1]}").error("cannot start: %s", exc)
+        return 1
+    _signal.signal(_signal.SIGTERM, lambda *_: setattr(cp, "stopping", True))
+    return cp.run()

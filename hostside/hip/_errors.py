@@ -1,0 +1,131 @@
+"""HIP errors: ``hipError_t``, ``HipError``, the mapping from HSA status, and the per-thread last error
+(``hipGetLastError`` / ``hipPeekAtLastError``).
+
+Every public HIP function goes through ``_api``: an ``HsaError`` from the layers below becomes the
+matching ``HipError`` (the ``HsaError`` is its ``__cause__``), and any ``HipError`` raised is also kept
+as this thread's last error.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import threading
+
+from shm_layout import layouts as L
+
+from ..hsa import DeviceLost, HostWaitTimeout, HsaError
+
+__all__ = ["hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName"]
+
+
+class hipError_t(enum.IntEnum):
+    hipSuccess = 0
+    hipErrorInvalidValue = 1
+    hipErrorOutOfMemory = 2
+    hipErrorNotInitialized = 3
+    hipErrorInvalidConfiguration = 9
+    hipErrorInvalidMemcpyDirection = 21
+    hipErrorInvalidDeviceFunction = 98
+    hipErrorNoDevice = 100
+    hipErrorInvalidDevice = 101
+    hipErrorInvalidImage = 200
+    hipErrorFileNotFound = 301
+    hipErrorInvalidHandle = 400
+    hipErrorIllegalState = 401
+    hipErrorNotFound = 500
+    hipErrorNotReady = 600
+    hipErrorIllegalAddress = 700
+    hipErrorLaunchOutOfResources = 701
+    hipErrorLaunchTimeOut = 702
+    hipErrorLaunchFailure = 719
+    hipErrorNotSupported = 801
+    hipErrorStreamCaptureUnsupported = 900
+    hipErrorStreamCaptureInvalidated = 901
+    hipErrorStreamCaptureMerge = 902
+    hipErrorStreamCaptureUnmatched = 903
+    hipErrorStreamCaptureUnjoined = 904
+    hipErrorStreamCaptureIsolation = 905
+    hipErrorStreamCaptureImplicit = 906
+    hipErrorCapturedEvent = 907
+    hipErrorStreamCaptureWrongThread = 908
+    hipErrorGraphExecUpdateFailure = 910
+    hipErrorUnknown = 999
+
+
+class HipError(RuntimeError):
+    """A HIP call failed. ``error`` is the hipError_t, ``name`` its name. When a lower layer's error
+    caused it (an ``HsaError``, an ``HdemuError``), that error is the ``__cause__``."""
+
+    def __init__(self, error: hipError_t, msg: str = ""):
+        self.error = hipError_t(error)
+        self.name = self.error.name
+        super().__init__(f"{self.name}: {msg}" if msg else self.name)
+
+
+_STATUS_TO_HIP = {
+    L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: hipError_t.hipErrorIllegalAddress,
+    L.HSA_STATUS_ERROR_MEMORY_FAULT: hipError_t.hipErrorIllegalAddress,
+    L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT: hipError_t.hipErrorInvalidImage,
+    L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: hipError_t.hipErrorInvalidConfiguration,
+    L.HSA_STATUS_ERROR_EXCEPTION: hipError_t.hipErrorLaunchFailure,
+    L.HSA_STATUS_ERROR_INVALID_SIGNAL: hipError_t.hipErrorLaunchFailure,
+    L.HSA_STATUS_ERROR_OUT_OF_RESOURCES: hipError_t.hipErrorOutOfMemory,
+    L.HSA_STATUS_ERROR_INVALID_ARGUMENT: hipError_t.hipErrorInvalidValue,
+    L.HSA_STATUS_ERROR_INVALID_ALLOCATION: hipError_t.hipErrorInvalidValue,
+    L.HSA_STATUS_ERROR_INVALID_AGENT: hipError_t.hipErrorInvalidDevice,
+    L.HSA_STATUS_ERROR_NOT_INITIALIZED: hipError_t.hipErrorNotInitialized,
+}
+
+_tls = threading.local()        # .last: this thread's last error
+
+
+def _set_last(err: hipError_t) -> None:
+    _tls.last = err
+
+
+def _raise(err: hipError_t, msg: str, cause: BaseException | None = None):
+    """Keep ``err`` as the last error and raise it (with ``cause`` as ``__cause__`` when given)."""
+    _set_last(err)
+    if cause is not None:
+        raise HipError(err, msg) from cause
+    raise HipError(err, msg)
+
+
+def _from_hsa(exc: HsaError) -> HipError:
+    """The HipError for an HsaError (kept as the last error); raise it ``from exc``."""
+    if isinstance(exc, DeviceLost):
+        err = hipError_t.hipErrorLaunchFailure
+    elif isinstance(exc, HostWaitTimeout):
+        err = hipError_t.hipErrorLaunchTimeOut
+    else:
+        err = _STATUS_TO_HIP.get(exc.status, hipError_t.hipErrorUnknown)
+    _set_last(err)
+    return HipError(err, str(exc))
+
+
+def _api(fn):
+    """Wrap a public HIP function: HsaError -> HipError (cause kept), HipError -> last error."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except HsaError as exc:
+            raise _from_hsa(exc) from exc
+        except HipError as exc:
+            _set_last(exc.error)
+            raise
+    return wrapper
+
+
+def hipGetLastError() -> hipError_t:
+    err = getattr(_tls, "last", hipError_t.hipSuccess)
+    _tls.last = hipError_t.hipSuccess
+    return err
+
+
+def hipPeekAtLastError() -> hipError_t:
+    return getattr(_tls, "last", hipError_t.hipSuccess)
+
+
+def hipGetErrorName(err) -> str:
+    return hipError_t(err).name

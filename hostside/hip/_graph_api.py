@@ -1,0 +1,186 @@
+"""Instantiate, launch and update executable graphs (``hipGraphExec_t``).
+
+* **Instantiate** sorts the nodes topologically, expands them into ops, schedules them onto the
+  stream's AQL queue, auxiliary AQL queues, the SDMA queue and the host, and pre-builds every packet
+  and kernarg block (``_schedule``, ``_graph_exec``).
+* **Launch** copies the pre-built packets into the rings and rings each doorbell once.
+
+Kernel replay: a graph launch while the replay service is configured warns once, runs once, and is
+reported as declined with reason ``graph_launch`` (see hipGraphLaunch).
+"""
+from __future__ import annotations
+
+import heapq
+import warnings
+
+from .. import replay
+from ._context import _get_stream, _st
+from ._errors import _api, _raise, hipError_t
+from ._graph_build import _kernel_spec
+from ._graph_exec import GraphExec
+from ._graph_types import _T, _TYPE_NAMES, _graph, hipGraph_t, hipGraphNode_t, hipKernelNodeParams
+from ._schedule import ENode
+from ._stream import _event_rearm
+
+__all__ = ["hipGraphExec_t", "hipGraphInstantiate", "hipGraphInstantiateWithFlags", "hipGraphLaunch",
+           "hipGraphExecDestroy", "hipGraphExecKernelNodeSetParams", "hipGraphNodeSetEnabled",
+           "hipGraphNodeGetEnabled"]
+
+
+def _replay_configured() -> bool:
+    """True when the kernel-replay service is configured in this process: a graph launch then warns
+    once and runs the graph once, never replayed (public rocprofiler-sdk behaviour)."""
+    return replay.is_configured()
+
+
+def _report_graph_decline(ex, stream) -> None:
+    """One outcome line per graph launch under replay: declined, reason graph_launch."""
+    replay.record_graph_launch(stream.device, len(getattr(ex, "order", ()) or ()))
+
+
+_replay_warned = False
+
+
+class hipGraphExec_t:
+    """An instantiated graph; ``statistics()`` tells how it was scheduled."""
+
+    def __init__(self, impl: GraphExec):
+        self.impl = impl
+
+    @property
+    def destroyed(self) -> bool:
+        return self.impl.destroyed
+
+    def statistics(self) -> dict:
+        return self.impl.statistics()
+
+    def __repr__(self):
+        return f"<hipGraphExec_t nodes={len(self.impl.order)} launches={self.impl.launches}>"
+
+
+def _toposort(g: hipGraph_t) -> list:
+    """Kahn's algorithm (ties by node id); a cycle raises hipErrorInvalidValue naming it."""
+    indeg = {n: len(n.deps) for n in g.nodes}
+    ready = [n for n in g.nodes if not n.deps]
+    out = []
+    heap = [(n.id, n) for n in ready]
+    heapq.heapify(heap)
+    while heap:
+        _i, n = heapq.heappop(heap)
+        out.append(n)
+        for s in n.succ:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(heap, (s.id, s))
+    if len(out) != len(g.nodes):
+        left = {n for n in g.nodes if indeg[n] > 0}
+        # walk predecessors inside the leftover set until a node repeats: that is a cycle
+        n = min(left, key=lambda x: x.id)
+        path, seen = [], {}
+        while n not in seen:
+            seen[n] = len(path)
+            path.append(n)
+            n = next(d for d in n.deps if d in left)
+        cyc = path[seen[n]:][::-1]
+        k = cyc.index(min(cyc, key=lambda x: x.id))
+        cyc = cyc[k:] + cyc[:k]                     # start at the lowest node id
+        names = " -> ".join(f"node {x.id} ({_TYPE_NAMES.get(x.type, '?')})" for x in cyc + [cyc[0]])
+        _raise(hipError_t.hipErrorInvalidValue, f"graph has a cycle: {names}")
+    return out
+
+
+@_api
+def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
+    """Topological sort, schedule, pre-built packets and kernarg blocks (see ``_schedule``)."""
+    g = _graph(graph)
+    with g.lock:
+        order = _toposort(g)
+        enodes = {}
+        for n in order:
+            en = ENode(n, n.spec)
+            en.deps = [enodes[d] for d in n.deps]
+            enodes[n] = en
+    for en in enodes.values():
+        if en.type == _T.hipGraphNodeTypeKernel and en.spec.f.module.co.unloaded:
+            _raise(hipError_t.hipErrorInvalidDeviceFunction,
+                   f"node {en.node.id}: the module of {en.spec.f.name} is unloaded")
+    rec = [en.spec for en in enodes.values() if en.type == _T.hipGraphNodeTypeEventRecord]
+    if len({id(e) for e in rec}) != len(rec):
+        _raise(hipError_t.hipErrorInvalidValue, "an event may be recorded by at most one node of a graph")
+    return hipGraphExec_t(GraphExec(_st().rt, g, list(enodes.values()), _event_rearm))
+
+
+@_api
+def hipGraphInstantiateWithFlags(graph, flags: int = 0) -> hipGraphExec_t:
+    return hipGraphInstantiate(graph, flags)
+
+
+def _exec(e) -> GraphExec:
+    if not isinstance(e, hipGraphExec_t) or e.impl.destroyed:
+        _raise(hipError_t.hipErrorInvalidValue, f"graphExec must be a live hipGraphExec_t, not {e!r}")
+    return e.impl
+
+
+@_api
+def hipGraphLaunch(graphExec, stream=None) -> None:
+    """Launch on ``stream`` after everything earlier on it; later work on the stream waits for the
+    whole graph. Host cost: a copy of the pre-built packets and one doorbell per queue."""
+    global _replay_warned
+    ex = _exec(graphExec)
+    s = _get_stream(stream)
+    if s.capture is not None:
+        _raise(hipError_t.hipErrorStreamCaptureUnsupported,
+               "hipGraphLaunch into a capturing stream (child graph nodes) is not supported")
+    if _replay_configured():
+        if not _replay_warned:
+            _replay_warned = True
+            warnings.warn("kernel replay is configured but graph launches are not replayed: the graph runs once",
+                          RuntimeWarning, stacklevel=2)
+        _report_graph_decline(ex, s)
+    ex.launch(s.vgpu)
+
+
+@_api
+def hipGraphExecDestroy(graphExec) -> None:
+    """Waits for the exec's launches in flight, then frees its signals, kernargs and staging."""
+    _exec(graphExec).destroy()
+
+
+def _enode(ex, node, types=None):
+    en = ex.enode.get(node) if isinstance(node, hipGraphNode_t) else None
+    if en is None:
+        _raise(hipError_t.hipErrorInvalidValue,
+               f"node {node!r} is not a node of the graph this exec was instantiated from")
+    if types is not None and en.type not in types:
+        _raise(hipError_t.hipErrorInvalidValue,
+               f"node {node!r} must be a {' or '.join(_TYPE_NAMES[t] for t in types)} node")
+    return en
+
+
+@_api
+def hipGraphExecKernelNodeSetParams(graphExec, node, params: hipKernelNodeParams) -> None:
+    """Changes the next launches of this exec only (waits for its launches in flight, then rewrites
+    the node's kernarg block and packet); the graph and other execs keep their parameters."""
+    ex = _exec(graphExec)
+    en = _enode(ex, node, (_T.hipGraphNodeTypeKernel,))
+    if not isinstance(params, hipKernelNodeParams):
+        _raise(hipError_t.hipErrorInvalidValue, f"params must be a hipKernelNodeParams, not {params!r}")
+    spec = _kernel_spec(params.func, params.kernelParams, params.gridDim, params.blockDim, params.sharedMemBytes)
+    ex.set_kernel(en, spec)
+
+
+_ENABLE_TYPES = (_T.hipGraphNodeTypeKernel, _T.hipGraphNodeTypeMemcpy, _T.hipGraphNodeTypeMemset)
+
+
+@_api
+def hipGraphNodeSetEnabled(graphExec, node, isEnabled) -> None:
+    """A disabled kernel node becomes an empty marker packet (copies and memsets copy 0 bytes), with
+    its dependencies kept; takes effect from the next launch."""
+    ex = _exec(graphExec)
+    ex.set_enabled(_enode(ex, node, _ENABLE_TYPES), bool(isEnabled))
+
+
+@_api
+def hipGraphNodeGetEnabled(graphExec, node) -> bool:
+    ex = _exec(graphExec)
+    return _enode(ex, node, _ENABLE_TYPES).enabled

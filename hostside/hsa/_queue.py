@@ -1,0 +1,250 @@
+"""hsa_queue_t: a ring of 64-byte packets in the agent segment plus its descriptor.
+
+The write index has one writer, this process, serialised by the queue's lock. Packet bodies are
+stored first and the 16-bit header last (the publish); the doorbell then carries the last packet id
+written. The packet formats come from their declarations in ``shm_layout`` (``struct_of``).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+
+from shm_layout import aql as A
+from shm_layout import layouts as L
+from shm_layout.coherence import wmb
+from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, notify
+
+from ._errors import HostWaitTimeout, HsaError
+from ._signal import U64_MAX
+
+__all__ = ["Queue", "QUEUE_DESTROY_TIMEOUT_S", "HSA_QUEUE_TYPE_MULTIPLE", "HSA_QUEUE_TYPE_SINGLE"]
+
+#: Longest wait for the CP to acknowledge a queue destroy before the slot is freed anyway.
+QUEUE_DESTROY_TIMEOUT_S = 5.0
+
+HSA_QUEUE_TYPE_MULTIPLE = 0
+HSA_QUEUE_TYPE_SINGLE = 1
+
+# packet bodies from byte 2 on (the header is stored separately, last)
+_PKT_BODY = L.struct_of(A.kernel_dispatch_packet, "setup")
+_BARRIER_BODY = L.struct_of(A.barrier_and_packet, "reserved0")
+_SDMA_BODY = L.struct_of(L.sdma_packet, "reserved0")
+_BODY_OFF = L.offset_of(A.kernel_dispatch_packet, "setup")      # = 2: the body follows the u16 header
+_PKT_BYTES = A.kernel_dispatch_packet.itemsize                   # = 64
+#: the agent header's queue-table generation (bumped on every create / destroy)
+_OFF_QTABLE_GEN = L.offset_of(L.agent_header, "queue_table_gen")
+
+
+# ------------------------------------------------------------------------------------------------
+class Queue:
+    """An hsa_queue_t of one agent: a ring of 64-byte packets plus its descriptor."""
+
+    def __init__(self, rt, agent, size: int, kind: int = L.QKIND_AQL,
+                 callback=None, data=None, avoid_engines=()):
+        topo = rt.pm.topo
+        if size <= 0 or size & (size - 1):
+            raise HsaError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT, f"queue size must be a power of two, not {size}")
+        if size > topo.qmax:
+            raise HsaError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                           f"queue size must be at most {topo.qmax} (queue_size_max), not {size}")
+        self.rt, self.agent, self.size, self.kind = rt, agent, size, kind
+        self.mask = size - 1
+        self.callback, self.data = callback, data
+        self.lock = threading.Lock()
+        am = agent.map
+        me = os.getpid()
+        claiming = L.own_word(me, 2)
+        for q in range(topo.max_queues):
+            if cas(am.qd_addr(q), 0, claiming):
+                break
+        else:
+            raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+                           f"agent {agent.index} has no free queue slot (max_queues={topo.max_queues})")
+        self.slot = q
+        d = am.qdesc[q:q + 1]
+        self.desc = d
+        if kind == L.QKIND_SDMA:
+            engine = topo.n_engines
+        else:
+            load = [0] * topo.n_engines
+            for j in range(topo.max_queues):
+                dj = am.qdesc[j]
+                if j != q and int(dj["owner"]) >> 32 == L.Q_ACTIVE and int(dj["kind"]) == L.QKIND_AQL:
+                    e = int(dj["engine"])
+                    if e < len(load):
+                        load[e] += 1
+            # least loaded; engines in avoid_engines only when every engine is (graph branches)
+            engine = min(range(len(load)), key=lambda e: (e in avoid_engines, load[e], e))
+        self.engine = engine
+        d["size"] = size
+        d["engine"] = engine
+        d["kind"] = kind
+        d["generation"] += 1
+        d["status"] = 0
+        d["error_packet_id"] = 0
+        d["error_msg"] = b""
+        d["write_dispatch_id"] = 0
+        d["read_dispatch_id"] = 0
+        d["doorbell"] = U64_MAX
+        d["doorbells_rung"] = 0
+        d["destroy_req"] = 0
+        d["packets_done"] = 0
+        d["kernels_done"] = 0
+        d["busy_ns"] = 0
+        d["barrier_waits"] = 0
+        d["created_ns"] = time.monotonic_ns()
+        self.ring_off = am.ring_offset(q)
+        invalid = L.SDMA_TYPE_INVALID if kind == L.QKIND_SDMA else A.HSA_PACKET_TYPE_INVALID
+        ring16 = am.seg.view(np.uint16, self.ring_off, size * (_PKT_BYTES // 2))
+        ring16[:] = 0
+        ring16[::_PKT_BYTES // 2] = invalid             # every packet header INVALID
+        d["active"] = 1
+        wmb()
+        cas(am.qd_addr(q), claiming, L.own_word(me, L.Q_ACTIVE))
+        fetch_add(am.seg.addr + _OFF_QTABLE_GEN, 1)     # queue_table_gen
+        self.wake_addr = am.engine_wake_addr(engine)
+        notify(self.wake_addr)
+        base = (topo.qdesc_off + q * L.QUEUE_DESC_BYTES) // 8
+        self.i_write = base + L.QD_WRITE // 8
+        self.i_read = base + L.QD_READ // 8
+        self.i_doorbell = base + L.QD_DOORBELL // 8
+        self.i_rung = self.i_doorbell + 1
+        self.a64 = agent.a64
+        self.a16 = agent.a16
+        self.buf = am.seg.buf
+        self.kernarg_off = am.kernarg_offset(q)
+        self.kernarg_base = am.kernarg_address(q, 0)
+        self.gid = (agent.index << 12) | q
+        self.destroyed = False
+        self._write = 0
+        self.error_reported = False
+        rt.queues.append(self)
+
+    # -- indices -------------------------------------------------------------------------------
+    def load_write_index(self) -> int:
+        return self.a64[self.i_write]
+
+    def load_read_index(self) -> int:
+        return self.a64[self.i_read]
+
+    def add_write_index(self, n: int = 1) -> int:
+        """Reserve ``n`` packet ids (hsa_queue_add_write_index_screlease); returns the first."""
+        with self.lock:
+            w = self._write
+            self._write = w + n
+            self.a64[self.i_write] = w + n
+        return w
+
+    def wait_for_space(self, index: int) -> None:
+        """Block until packet id ``index`` has a free slot (the queue is not full)."""
+        if index - self.a64[self.i_read] < self.size:
+            return
+        a64, i_read, size = self.a64, self.i_read, self.size
+        t = time.monotonic()
+        sleep = 20e-6
+        while index - a64[i_read] >= size:
+            self.check()
+            waited = time.monotonic() - t
+            if waited > WAIT_SPIN_S:
+                if waited > self.rt.wait_timeout_s:
+                    raise HostWaitTimeout(f"queue {self.slot} of agent {self.agent.index} stayed full for "
+                                          f"{self.rt.wait_timeout_s} s (HDEMU_WAIT_TIMEOUT_S): {self.describe()}")
+                time.sleep(sleep)
+                sleep = min(sleep * 2, 2e-3)
+
+    # -- packets ---------------------------------------------------------------------------------
+    def slot_offset(self, index: int) -> int:
+        return self.ring_off + (index & self.mask) * _PKT_BYTES
+
+    def write_dispatch(self, index: int, header: int, setup: int, block, grid, kobj: int,
+                       karg: int, signal: int, group_segment: int = 0, private_segment: int = 0,
+                       reserved2: int = 0) -> None:
+        """Write a kernel dispatch packet at ``index``, body first and header last (not rung).
+        ``reserved2`` (u64 @48) is the device address of a counter-request block, 0 for none."""
+        off = self.ring_off + (index & self.mask) * _PKT_BYTES
+        _PKT_BODY.pack_into(self.buf, off + _BODY_OFF, setup, block[0], block[1], block[2], 0,
+                            grid[0], grid[1], grid[2], private_segment, group_segment,
+                            kobj, karg, reserved2, signal)
+        self.a16[off >> 1] = header
+
+    def write_barrier(self, index: int, header: int, deps, signal: int) -> None:
+        d = list(deps) + [0] * (5 - len(deps))
+        if len(d) != 5:
+            raise HsaError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT, f"a barrier has at most 5 dependencies, not {len(deps)}")
+        off = self.ring_off + (index & self.mask) * _PKT_BYTES
+        _BARRIER_BODY.pack_into(self.buf, off + _BODY_OFF, 0, 0, d[0], d[1], d[2], d[3], d[4], 0, signal)
+        self.a16[off >> 1] = header
+
+    def write_sdma(self, index: int, ptype: int, *, dep: int, src: int, dst: int, size: int,
+                   signal: int, fill_value: int = 0, fill_width: int = 0) -> None:
+        off = self.ring_off + (index & self.mask) * _PKT_BYTES
+        _SDMA_BODY.pack_into(self.buf, off + _BODY_OFF, 0, fill_width, dep, src, dst, size, fill_value, 0, signal)
+        self.a16[off >> 1] = ptype
+
+    def kernarg_slot(self, index: int) -> tuple[int, int]:
+        """(offset in the agent segment, device address) of packet ``index``'s kernarg slot."""
+        s = (index & self.mask) * L.KERNARG_SLOT_BYTES
+        return self.kernarg_off + s, self.kernarg_base + s
+
+    def ring_doorbell(self, index: int) -> None:
+        """hsa_signal_store_screlease(doorbell, index): ``index`` is the last packet id written."""
+        self.a64[self.i_doorbell] = index
+        self.a64[self.i_rung] += 1
+        notify(self.wake_addr)
+        tr = self.rt.trace
+        if tr is not None:
+            tr.record(L.EV_DOORBELL, self.slot, self.gid, index)
+
+    # -- state -----------------------------------------------------------------------------------
+    def describe(self) -> str:
+        db = self.a64[self.i_doorbell]
+        return (f"write index {self.a64[self.i_write]}, read index {self.a64[self.i_read]}, doorbell "
+                f"{'none' if db == U64_MAX else db}")
+
+    @property
+    def status(self) -> int:
+        return int(self.desc["status"][0])
+
+    @property
+    def error_message(self) -> str:
+        return self.desc["error_msg"][0].decode(errors="replace")
+
+    def check(self) -> None:
+        """Raise if this queue is in error or its device is gone."""
+        st = self.desc["status"][0]
+        if st:
+            raise HsaError(int(st), f"queue {self.slot} of agent {self.agent.index} failed at packet "
+                                    f"{int(self.desc['error_packet_id'][0])}: {self.error_message}")
+        self.agent.check_alive()
+
+    def statistics(self) -> dict:
+        d = self.desc[0]
+        return {"agent": self.agent.index, "slot": self.slot, "size": self.size, "engine": self.engine,
+                "kind": "sdma" if self.kind == L.QKIND_SDMA else "aql",
+                "write_index": int(d["write_dispatch_id"]), "read_index": int(d["read_dispatch_id"]),
+                "doorbell": int(d["doorbell"]) if int(d["doorbell"]) != U64_MAX else None,
+                "doorbells_rung": int(d["doorbells_rung"]), "packets_done": int(d["packets_done"]),
+                "kernels_done": int(d["kernels_done"]), "barrier_waits": int(d["barrier_waits"]),
+                "status": L.STATUS_NAMES.get(int(d["status"]), int(d["status"])), "active": bool(d["active"])}
+
+    def destroy(self) -> None:
+        if self.destroyed:
+            return
+        self.destroyed = True
+        am = self.agent.map
+        d = self.desc
+        d["destroy_req"] = 1
+        notify(self.wake_addr)
+        deadline = time.monotonic() + QUEUE_DESTROY_TIMEOUT_S
+        while int(d["active"][0]) and time.monotonic() < deadline and self.agent.alive():
+            fetch_add(am.seg.addr + _OFF_QTABLE_GEN, 1)
+            notify(self.wake_addr)
+            time.sleep(0.001)
+        cas(am.qd_addr(self.slot), L.own_word(os.getpid(), L.Q_ACTIVE), 0)
+        fetch_add(am.seg.addr + _OFF_QTABLE_GEN, 1)
+        if self in self.rt.queues:
+            self.rt.queues.remove(self)
+

@@ -1,0 +1,243 @@
+"""The DFX pipeline across real processes: AICPU lanes, the collector, the supervisor, faults.
+Workloads are the programs in tests/scenarios/dfx/<name>/ (their platform.toml enables profiling;
+the tests point profiling.output_dir at their tmp dir)."""
+import json
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from hostside.dfx import lane_statistics, load_output, read_stalls
+from hostside.platform import Platform
+from shm_layout import dfx as D
+from tests.scenarios.runner import to_toml as toml
+from tests.scenarios.runner import wait_until
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
+
+
+def accounting(out_dir):
+    with open(os.path.join(out_dir, "accounting.json")) as f:
+        return json.load(f)
+
+
+def assert_balanced(acc):
+    for p in acc["pools"]:
+        assert p["collected"] + p["dropped"] == p["total"], p
+
+
+def synthetic(tmp_path, arch="a2a3", **prof):
+    p = {"enabled": True, "lanes": 2, "mode": "synthetic", "subsystems": ["chip_swimlane", "pmu"],
+         "output_dir": str(tmp_path / "out")}
+    p.update(prof)
+    return Platform({"agents": 1, "engines": 1, "memory_mib": 4, "host_pool_mib": 4, "arch": arch,
+                     "profiling": p}, quiet_roles=True)
+
+
+def run_workload(scenario, tmp_path, name: str, *args, **profiling):
+    """Run dfx/<name> on the embedded platform of its platform.toml, writing to tmp_path/out."""
+    prof = dict(profiling, output_dir=str(tmp_path / "out"))
+    return scenario.run(f"dfx/{name}", *args, platform={"profiling": prof}, timeout=150)
+
+
+def collected(pm) -> int:
+    """Records the collector has collected so far, over every pool."""
+    g = pm.topo.dfx
+    c64 = pm.segs["dfxctl"].u8.view(np.uint64)
+    return int(c64[g.collected_off // 8:g.collected_off // 8 + g.T * D.N_KINDS].sum())
+
+
+def test_deadlock_freedom_one_buffer_per_pool(scenario, tmp_path):
+    n_per_stream = 60
+    run_workload(scenario, tmp_path, "one_buffer_per_pool", n_per_stream)   # lanes 4, 1 buffer per pool
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)
+    assert sum(p["dropped"] for p in acc["pools"]) == 0
+    out = load_output(str(tmp_path / "out"))
+    kernels = 4 * n_per_stream
+    assert len(out["aicpu_task"]) == kernels == len(out["aicore_task"]) == len(out["pmu"])
+    assert len(out["args_dump"]) == kernels and len(out["scope_stats"]) == kernels
+    assert len(np.unique(out["aicpu_task"]["reg_task_id"])) == kernels
+    assert len(out["depgen"]) >= kernels - 4
+    assert {int(t) for t in out["aicpu_task"]["thread"]} == {0, 1, 2, 3}     # all four lanes worked
+    sw = open(tmp_path / "out" / "swimlane.csv").read().splitlines()
+    assert len(sw) == kernels + 1
+    json.loads((tmp_path / "out" / "swimlane.trace.json").read_text())
+
+
+@pytest.mark.parametrize("policy", ["block", "common_mode"])
+def test_shrunk_pool_stalls_only_its_lane(scenario, tmp_path, policy):
+    r = run_workload(scenario, tmp_path, "shrunk_pool_stall", policy=policy)
+    t_stop, t_cont = r.result["t_stop"], r.result["t_cont"]
+    gap = (t_cont - t_stop) / 1e9
+    out_dir = str(tmp_path / "out")
+    acc = accounting(out_dir)
+    assert_balanced(acc)
+    assert sum(p["dropped"] for p in acc["pools"]) == 0
+    stalls = [s for s in json.load(open(os.path.join(out_dir, "stalls.json")))
+              if s["end_ns"] - s["start_ns"] > 0.2e9]
+    lanes = {s["lane"] for s in stalls}
+    if policy == "block":
+        assert lanes == {0}, stalls                   # the stall records name the starved lane only
+    else:
+        assert lanes == {0, 1}, stalls                # common mode: every lane shows the gap
+        gaps = {s["lane"]: (s["start_ns"], s["end_ns"]) for s in stalls}
+        assert max(g[0] for g in gaps.values()) < min(g[1] for g in gaps.values())   # aligned: they overlap
+    out = load_output(out_dir)
+    inband = out["stall"]                             # the same stalls, in-band in the data stream
+    long_inband = inband[(inband["end_ns"] - inband["start_ns"]) > 0.2e9]
+    assert {int(t) for t in long_inband["thread"]} == ({0} if policy == "block" else {0, 1})
+    from hostside.dfx import swimlane_join as join
+    sw = join(out)
+    inflation = (sw["finish_time"].astype(np.int64) - sw["end_time"].astype(np.int64)) / 1e9
+    core = (sw["end_time"].astype(np.int64) - sw["start_time"].astype(np.int64)) / 1e9
+    by = {t: inflation[sw["thread"] == t] for t in (0, 1)}
+    assert by[0].max() > 0.5 * gap                    # lane 0's finish_time is inflated by the stall
+    if policy == "block":
+        assert by[1].max() < 0.25 * by[0].max()       # lane 1's is not
+    assert core.max() < 0.5 * gap                     # AicoreTask start/end are the ground truth: unaffected
+
+
+def test_sigkill_collector_mid_run_balances_and_frees(tmp_path):
+    budget = 0.5
+    plat = synthetic(tmp_path, synthetic_duration_s=30.0, synthetic_records_per_s=20000,
+                     backpressure_timeout_s=budget, buffers_per_pool=2, on_host_gone="exit").start()
+    try:
+        wait_until(lambda: collected(plat.pm) > 0, 30, "the collector to collect records")   # mid-run
+        col = plat.procs[plat.dfx_roles["collector"][0]]
+        col.send_signal(signal.SIGKILL)
+        col.wait(10)
+        t_kill = time.monotonic()
+        lanes = [plat.procs[i] for i in plat.dfx_roles["lanes"]]
+        for p in lanes:
+            p.wait(budget + 10)                          # exit as configured: never hangs
+        took = time.monotonic() - t_kill
+        print(f"lanes exited {took:.2f} s after the collector was killed (budget {budget} s)")
+        stalls = read_stalls(plat.pm)
+        expired = [s for s in stalls if s["outcome"] == "expired"]
+        assert expired
+        margin = 1.0   # GATE_SLICE_S plus scheduling on a shared 2-core machine
+        assert all((s["end_ns"] - s["start_ns"]) / 1e9 <= budget + margin for s in expired)
+        st = lane_statistics(plat.pm)
+        assert all(ln["drops"] > 0 for ln in st)
+    finally:
+        plat.stop()
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)
+
+
+def test_sigstop_collector_shorter_than_budget_loses_nothing(tmp_path):
+    plat = synthetic(tmp_path, synthetic_duration_s=2.0, synthetic_records_per_s=50000,
+                     backpressure_timeout_s=10.0, buffers_per_pool=2).start()
+    try:
+        wait_until(lambda: collected(plat.pm) > 0, 30, "the collector to collect records")
+        col = plat.procs[plat.dfx_roles["collector"][0]]
+        col.send_signal(signal.SIGSTOP)
+        time.sleep(1.0)         # the length of the fault (under the 10 s budget), not a wait for anything
+        col.send_signal(signal.SIGCONT)
+    finally:
+        plat.stop()
+    stalls = json.load(open(tmp_path / "out" / "stalls.json"))
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)
+    assert sum(p["dropped"] for p in acc["pools"]) == 0
+    assert sum(p["collected"] for p in acc["pools"]) > 0
+    assert any(s["end_ns"] - s["start_ns"] > 0.5e9 for s in stalls)   # the writers did stall, then recovered
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_missing_write_back_starves_lane_on_a5_only(tmp_path, arch):
+    plat = synthetic(tmp_path, arch=arch, synthetic_records=600, backpressure_timeout_s=0.3,
+                     buffers_per_pool=2, records_per_buffer={"aicpu_task": 64, "aicore_task": 64, "pmu": 64},
+                     skip_writeback_thread=1).start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            st = lane_statistics(plat.pm)
+            if all(ln["state"] != "running" for ln in st):
+                break
+            time.sleep(0.05)
+    finally:
+        plat.stop()
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)
+    drops = {t: sum(p["dropped"] for p in acc["pools"] if p["thread"] == t) for t in (0, 1)}
+    lanes = {ln["lane"]: ln for ln in acc["lanes"]}
+    if arch == "a5":
+        assert drops[1] > 0 and lanes[1]["backstops"] > 0      # the lane starved; the backstop fired
+        assert drops[0] == 0
+    else:
+        assert drops == {0: 0, 1: 0}                           # SVM hides the bug
+
+
+def test_quiesce_drains_without_retiring_threads(tmp_path):
+    plat = synthetic(tmp_path, synthetic_duration_s=3.0, synthetic_records_per_s=20000).start()
+    try:
+        pm = plat.pm
+        wait_until(lambda: collected(pm) > 0, 30, "the collector to collect records")
+        ctl = pm.segs["dfxctl"].view(D.ctl_header, 0, 1)
+        ctl["quiesce_req"] = 1
+        deadline = time.monotonic() + 20
+        while int(ctl["quiesce_ack"][0]) != 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert int(ctl["quiesce_ack"][0]) == 1
+        at_ack = collected(pm)
+        assert at_ack > 0
+        wait_until(lambda: collected(pm) > at_ack, 20, "collection to go on after the ack")
+        assert collected(pm) > at_ack                    # still collecting: nothing was retired
+        assert all(ln["state"] == "running" for ln in lane_statistics(pm))
+        assert all(p.poll() is None for p in plat.procs.values())
+    finally:
+        plat.stop()
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)
+    assert sum(p["dropped"] for p in acc["pools"]) == 0
+
+
+def test_silent_run_does_not_trip_an_idle_timeout(scenario, tmp_path):
+    run_workload(scenario, tmp_path, "silent_run")      # 1 s of silence, backpressure timeout 0.3 s
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)
+    assert sum(p["dropped"] for p in acc["pools"]) == 0
+    stalls = json.load(open(tmp_path / "out" / "stalls.json"))
+    assert not [s for s in stalls if s["outcome"] == "expired"]
+    assert len(load_output(str(tmp_path / "out"))["aicpu_task"]) == 20
+
+
+def test_status_shows_lane_statistics(tmp_path):
+    from hostside.platform import format_status, status
+    plat = synthetic(tmp_path, synthetic_records=1000).start()
+    try:
+        def up():
+            st = status(plat.name)
+            return st if (len(st["profiling"]["lanes"]) == 2
+                          and st["profiling"]["collector_state"] in ("running", "draining")) else None
+        st = wait_until(up, 30, "status to show both lanes and a running collector")
+        assert len(st["profiling"]["lanes"]) == 2
+        assert st["profiling"]["collector_state"] in ("running", "draining")
+        text = format_status(st)
+        assert "lane 0 pid" in text and "drops" in text and "stalls" in text
+    finally:
+        plat.stop()
+
+
+def test_hdemu_up_with_profiling_from_toml(scenario, tmp_path):
+    cfg = {"agents": 1, "engines": 1, "memory_mib": 4, "host_pool_mib": 4,
+           "profiling": {"enabled": True, "lanes": 1, "output_dir": str(tmp_path / "out")}}
+    (tmp_path / "p.toml").write_text(toml(cfg))
+    r = scenario.hdemu("up", "--config", tmp_path / "p.toml", "-q", timeout=60)
+    assert r.returncode == 0, r
+    name = r.stdout.strip()
+    try:
+        w = scenario.run("dfx/empty_launches", env={"HDEMU_PLATFORM": name}, timeout=60)
+        assert w.returncode == 0, w
+        r = scenario.hdemu("status", name, timeout=30)
+        assert "profiling (real, a2a3, SVM)" in r.stdout and "lane 0 pid" in r.stdout, r
+    finally:
+        r = scenario.hdemu("down", name, timeout=90)
+    assert r.returncode == 0, r
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)
+    assert len(load_output(str(tmp_path / "out"))["aicpu_task"]) == 5

@@ -1,0 +1,214 @@
+"""DFX backpressure scenarios named after the reference unit tests, driven in-process: the platform
+creates the DFX segments only (autostart = false); the test drives an AICPU thread and the collector
+objects by hand, so every step is deterministic."""
+import time
+
+import numpy as np
+import pytest
+
+from deviceside.aicpu import Lane
+from hostside.dfx import Collector, read_stalls
+from hostside.platform import Platform
+from shm_layout import dfx as D
+
+pytestmark = pytest.mark.timeout(60)
+K = D.K_AICPU_TASK
+BUDGET = 0.2
+
+
+def make(tmp_path, arch="a2a3", **prof):
+    p = {"enabled": True, "autostart": False, "lanes": 1, "subsystems": ["chip_swimlane"],
+         "records_per_buffer": {"aicpu_task": 4}, "backpressure_timeout_s": BUDGET,
+         "buffers_per_pool": 4, "ready_depth": 8, "output_dir": str(tmp_path / "out")}
+    p.update(prof)
+    plat = Platform({"agents": 1, "engines": 1, "memory_mib": 4, "host_pool_mib": 4, "arch": arch,
+                     "profiling": p}, quiet_roles=True).start()
+    import os
+    ctl = plat.pm.segs["dfxctl"].view(D.ctl_header, 0, 1)
+    ctl["collector_pid"] = os.getpid()          # the test plays the (live) host
+    ctl["collector_state"] = D.COL_RUNNING
+    return plat
+
+
+def recs(n, start=0):
+    r = np.zeros(n, D.aicpu_task)
+    r["reg_task_id"] = np.arange(start, start + n)
+    return r
+
+
+def give(col, t, k, n):
+    for _ in range(n):
+        col.push_free(t, k, col.allocate(t, k))
+
+
+def pool(lane, t=0, k=K):
+    g = lane.g
+    return lane.hdr.view(D.pool_block, g.pool_off(t, k), 1)[0]
+
+
+@pytest.fixture(params=["a2a3", "a5"])
+def arch(request):
+    return request.param
+
+
+def test_switch_with_ready_queue_full_drops_without_publishing(tmp_path, arch):
+    plat = make(tmp_path, arch, ready_depth=2)       # the ready queue holds one entry
+    try:
+        lane = Lane(plat.name, 0)
+        col = Collector(plat.name, str(tmp_path / "o"))
+        give(col, 0, K, 3)
+        th = lane.threads[0]
+        th.write(K, recs(4))                           # fills, publishes (tail 0 -> 1), claims the next
+        assert lane.h32[lane.g.tail_off(0) // 4] == 1
+        t0 = time.monotonic()
+        th.write(K, recs(4, 4))                        # the push gate finds the queue full
+        assert time.monotonic() - t0 >= BUDGET * 0.9
+        assert lane.h32[lane.g.tail_off(0) // 4] == 1, "the tail must not move"
+        pb = pool(lane)
+        assert int(pb["total_record_count"]) == 8 and int(pb["dropped_record_count"]) == 4
+        assert int(pb["current_buf_ptr"]) != 0          # ownership never left: buffer reused
+        st = read_stalls(plat.pm)
+        assert [(s["gate"], s["outcome"]) for s in st] == [("push", "expired")]
+    finally:
+        plat.stop()
+
+
+def test_switch_with_no_replacement_clears_current_buffer(tmp_path, arch):
+    plat = make(tmp_path, arch)
+    try:
+        lane = Lane(plat.name, 0)
+        col = Collector(plat.name, str(tmp_path / "o"))
+        give(col, 0, K, 1)
+        th = lane.threads[0]
+        th.write(K, recs(4))                           # publish ok, no replacement
+        pb = pool(lane)
+        assert int(pb["current_buf_ptr"]) == 0
+        assert lane.h32[lane.g.tail_off(0) // 4] == 1
+        th.write(K, recs(2, 4))                        # no buffer: the pop gate runs out again
+        pb = pool(lane)
+        assert int(pb["dropped_record_count"]) == 2 and int(pb["total_record_count"]) == 6
+    finally:
+        plat.stop()
+
+
+def test_pop_gate_gives_up_when_nothing_refills(tmp_path, arch):
+    plat = make(tmp_path, arch)
+    try:
+        lane = Lane(plat.name, 0)
+        th = lane.threads[0]
+        assert th.pools[K].budget == int(BUDGET * D.ARCHS[arch]["freq_hz"])   # cycles at the arch clock
+        t0 = time.monotonic()
+        th.write(K, recs(1))
+        took = time.monotonic() - t0
+        assert took >= BUDGET * 0.9
+        pb = pool(lane)
+        assert int(pb["dropped_record_count"]) == 1
+        st = read_stalls(plat.pm)
+        assert st and st[-1]["gate"] == "pop" and st[-1]["outcome"] == "expired"
+    finally:
+        plat.stop()
+
+
+def test_drop_policy_never_blocks(tmp_path):
+    plat = make(tmp_path, policy="drop", backpressure_timeout_s=30.0)
+    try:
+        th = Lane(plat.name, 0).threads[0]
+        t0 = time.monotonic()
+        th.write(K, recs(10))
+        assert time.monotonic() - t0 < 5.0       # far below the 30 s budget: it never waited
+        assert int(pool(th.lane)["dropped_record_count"]) == 10
+    finally:
+        plat.stop()
+
+
+def test_short_top_up_is_reported_and_retried(tmp_path, arch):
+    plat = make(tmp_path, arch, buffers_per_pool=1)
+    try:
+        lane = Lane(plat.name, 0)
+        col = Collector(plat.name, str(tmp_path / "o"))
+        col._open_outputs()
+        give(col, 0, K, 1)
+        th = lane.threads[0]
+        th.write(K, recs(4))                     # publishes its only buffer; pop gate expires
+        short = []
+        assert col.sweep(0, [0], short) == 1
+        assert short == [(0, K)], "the dry recycled lane must be reported as a short site"
+        assert col.stats["short_sites"] == 1
+        g = lane.g
+        head = lane.h32[(g.pool_off(0, K) + D.PB_HEAD) // 4]
+        assert lane.h32[(g.pool_off(0, K) + D.PB_TAIL) // 4] == head   # still empty
+        assert col.drain_done_into_recycled() == 1
+        col.sweep(0, [0], short)                 # the retry after the sweep refills the same lane
+        assert short == [] and col.stats["retries_ok"] == 1
+        assert lane.h32[(g.pool_off(0, K) + D.PB_TAIL) // 4] == head + 1
+        th.write(K, recs(2, 4))                   # the lane writes again
+        assert int(pool(lane)["dropped_record_count"]) == 0
+    finally:
+        plat.stop()
+
+
+def test_one_drain_shard_scans_every_live_queue(tmp_path):
+    plat = make(tmp_path, lanes=4, drain_shards=1)
+    try:
+        lanes = [Lane(plat.name, i) for i in range(4)]
+        col = Collector(plat.name, str(tmp_path / "o"))
+        col._open_outputs()
+        assert col.queues_of(0) == [0, 1, 2, 3]
+        col.proactive_replenish()
+        for ln in lanes:
+            ln.threads[0].write(K, recs(4))
+        short = []
+        assert col.sweep(0, col.queues_of(0), short) == 4
+        assert sum(col.collected[(t, K)] for t in range(4)) == 16
+    finally:
+        plat.stop()
+
+
+def test_corrupt_entry_marks_only_that_thread(tmp_path, arch):
+    plat = make(tmp_path, arch, lanes=2, drain_shards=1)
+    try:
+        lanes = [Lane(plat.name, i) for i in range(2)]
+        col = Collector(plat.name, str(tmp_path / "o"))
+        col._open_outputs()
+        col.proactive_replenish()
+        for ln in lanes:
+            ln.threads[0].write(K, recs(4))
+        # garbage in thread 1's published entry: a buffer pointer that is no buffer
+        g = lanes[1].g
+        eo = g.entry_off(1, 0)
+        lanes[1].hdr.u8[eo + 8:eo + 16] = np.frombuffer((0xBAD0BAD0).to_bytes(8, "little"), np.uint8)
+        short = []
+        col.sweep(0, [0, 1], short)
+        assert 1 in col.corrupt and 0 not in col.corrupt
+        assert "not a buffer" in col.corrupt[1]
+        lanes[0].threads[0].write(K, recs(4, 4))
+        col.drain_done_into_recycled()
+        col.top_up_recycled()
+        assert col.sweep(0, [0, 1], short) == 1       # thread 0 keeps flowing
+        assert col.collected[(0, K)] == 8
+        # an index out of range is corrupt too
+        lanes[0].h32[g.tail_off(0) // 4] = 999
+        col.sweep(0, [0], short)
+        assert "outside" in col.corrupt[0]
+    finally:
+        plat.stop()
+
+
+def test_bulk_write_back_rolls_back_device_fields_on_a5(tmp_path):
+    plat = make(tmp_path, "a5")
+    try:
+        lane = Lane(plat.name, 0)
+        col = Collector(plat.name, str(tmp_path / "o"))
+        give(col, 0, K, 2)
+        th = lane.threads[0]
+        th.write(K, recs(4))                      # device: tail 1, free head 1, current buffer set
+        g = lane.g
+        dev_tail = lane.h32[g.tail_off(0) // 4]
+        dev_head = lane.h32[(g.pool_off(0, K) + D.PB_HEAD) // 4]
+        assert dev_tail == 1 and dev_head == 2      # claimed the first buffer, then its replacement
+        # the mistake: write the whole (stale) host mirror back to the device
+        col.hdr.write_range_to_device(0, g.hdr_bytes)
+        assert lane.h32[g.tail_off(0) // 4] == 0, "device-owned queue_tails rolled back"
+        assert lane.h32[(g.pool_off(0, K) + D.PB_HEAD) // 4] == 0, "device-owned free-queue head rolled back"
+    finally:
+        plat.stop()

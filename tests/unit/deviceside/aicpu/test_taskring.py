@@ -1,0 +1,56 @@
+"""The task ring between a CP engine (producer, ``TaskRings.emit``) and its AICPU thread (consumer,
+``AicpuThread.poll_tasks``), both laid out by ``shm_layout.dfx.task_ring_header`` / ``task_event``."""
+import numpy as np
+import pytest
+
+from deviceside.aicpu import Lane, TaskRings
+from hostside.platform import Platform
+from shm_layout import aql as A
+from shm_layout import dfx as D
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def lane(tmp_path):
+    prof = {"enabled": True, "autostart": False, "lanes": 1, "subsystems": ["chip_swimlane"],
+            "output_dir": str(tmp_path / "out")}
+    plat = Platform({"agents": 1, "engines": 1, "memory_mib": 4, "host_pool_mib": 4, "profiling": prof},
+                    quiet_roles=True).start()
+    try:
+        yield Lane(plat.name, 0)
+    finally:
+        plat.stop()
+
+
+def ring_header(lane, r=0):
+    return lane.ctl.view(D.task_ring_header, lane.g.task_ring_off(r), 1)[0]
+
+
+def test_emitted_event_is_consumed_field_for_field(lane):
+    rings = TaskRings(lane.pm, lane.g, 0, 1)
+    th = lane.threads[0]
+    seen = []
+    th.on_task = seen.append
+    assert not th.has_tasks()
+    karg = bytes(range(40))
+    assert rings.emit(0, 7, 0x5000_0001_0010, 100, 200, 90, 6, (64, 2, 1), karg, A.HSA_PACKET_TYPE_KERNEL_DISPATCH)
+    assert th.has_tasks()
+    assert int(ring_header(lane)["tail"]) == 1
+    ev = lane.ctl.view(D.task_event, lane.g.task_ring_off(0) + D.task_ring_header.itemsize, 1)[0]
+    assert (int(ev["did"]), int(ev["kobj"]), list(ev["grid"]), int(ev["karg_len"])) == (7, 0x5000_0001_0010, [64, 2, 1], 40)
+    assert th.poll_tasks() == 1
+    (did, kobj, start, end, fetch, prev, gx, gy, gz, klen, ptype, kb), = seen
+    assert (did, kobj, start, end, fetch, prev, gx, gy, gz, klen, ptype) == \
+        (7, 0x5000_0001_0010, 100, 200, 90, 6, 64, 2, 1, 40, A.HSA_PACKET_TYPE_KERNEL_DISPATCH)
+    assert kb[:klen] == karg
+    assert int(ring_header(lane)["head"]) == 1 and not th.has_tasks()
+
+
+def test_full_ring_drops_and_counts_without_blocking(lane):
+    rings = TaskRings(lane.pm, lane.g, 0, 1)
+    hdr = ring_header(lane)
+    hdr["tail"] = D.TASK_RING             # as if TASK_RING events were published and none consumed
+    assert not rings.emit(0, 1, 0, 0, 0, 0, 0, (1, 1, 1), b"", A.HSA_PACKET_TYPE_BARRIER_AND)
+    assert int(hdr["dropped"]) == 1 and int(hdr["tail"]) == D.TASK_RING
+    assert np.all(lane.ctl.view(D.task_event, lane.g.task_ring_off(0) + D.task_ring_header.itemsize, 1)["did"] == 0)
