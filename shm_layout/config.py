@@ -79,7 +79,7 @@ Policy = Literal[POLICIES]
 PolicySpec = Annotated[Union[Annotated[Policy, Tag("name")], Annotated[dict[KindName, Policy], Tag("table")]],
                        Discriminator(lambda v: "name" if isinstance(v, str) else "table")]
 Buffers = Annotated[int, Field(ge=1, le=1024)]
-Records = Annotated[int, Field(ge=1, le=1 << 16)]
+Records = Annotated[int, Field(ge=1, le=1 << 20)]   # the segment-size check below bounds the product
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 

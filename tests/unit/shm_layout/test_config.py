@@ -156,9 +156,9 @@ def test_a_power_of_two_key_says_so():
     ({"profiling": {"output_dir": 5}}, "platform.profiling.output_dir",
      "platform.profiling.output_dir must be a string, not 5"),
     ({"profiling": {"records_per_buffer": {"pmu": 0}}}, "platform.profiling.records_per_buffer.pmu",
-     "platform.profiling.records_per_buffer.pmu must be an integer in [1, 65536], not 0"),
+     "platform.profiling.records_per_buffer.pmu must be an integer in [1, 1048576], not 0"),
     ({"profiling": {"records_per_buffer": {"pmu": 10**9}}}, "platform.profiling.records_per_buffer.pmu",
-     "platform.profiling.records_per_buffer.pmu must be an integer in [1, 65536], not 1000000000"),
+     "platform.profiling.records_per_buffer.pmu must be an integer in [1, 1048576], not 1000000000"),
     ({"agents": 0}, "platform.agents", "platform.agents must be an integer in [1, 16], not 0"),
     ({"agents": True}, "platform.agents", "platform.agents must be an integer in [1, 16], not True"),
 ])
