@@ -109,7 +109,7 @@ def bench(hip, samples: int) -> dict:
         queued.append((time.perf_counter_ns() - t) / 50 / 100 / 1e3)
         hip.hipStreamSynchronize(s)
     r["graph_queued_host_us_per_node"] = statistics.median(queued)
-    r["graph_replicas_100"] = ex.statistics()["replicas"]
+    r["graph_replicas_100"] = ex.statistics().replicas
 
     for g, ex in execs.values():
         hip.hipGraphExecDestroy(ex)

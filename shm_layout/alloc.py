@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,6 +27,14 @@ class AllocError(_AllocError):
     def __init__(self, msg, status=L.HSA_STATUS_ERROR_OUT_OF_RESOURCES):
         super().__init__(msg)
         self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class AllocStatistics:
+    """``AllocTable.statistics()``: one memory region's use at one moment."""
+    capacity_bytes: int
+    used_bytes: int
+    allocations: int
 
 
 class AllocTable:
@@ -148,6 +157,6 @@ class AllocTable:
     def gen(self) -> int:
         return int(self.hdr["gen"][0])
 
-    def statistics(self) -> dict:
-        return {"capacity_bytes": self.size, "used_bytes": int(self.hdr["used_bytes"][0]),
-                "allocations": int(self.hdr["count"][0])}
+    def statistics(self) -> "AllocStatistics":
+        return AllocStatistics(capacity_bytes=self.size, used_bytes=int(self.hdr["used_bytes"][0]),
+                               allocations=int(self.hdr["count"][0]))

@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import platform as _platform
 import os
 import time
+
+from .errors import PlatformError
 
 __all__ = [
     "address_of", "fetch_add", "fetch_add32", "cas", "exchange", "load_acquire", "futex_wait",
@@ -66,7 +69,16 @@ _ld8.argtypes = [ctypes.c_void_p, ctypes.c_int]
 _libc = ctypes.CDLL(None, use_errno=True)
 _syscall = _libc.syscall
 _syscall.restype = ctypes.c_long
-_SYS_futex = 202  # x86-64
+#: futex(2) syscall number per machine (``platform.machine()``), from each arch's unistd.h
+#: (asm/unistd_64.h on x86-64; the generic table on arm64 and riscv64; powerpc64's and s390x's own).
+FUTEX_SYSCALL = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98, "riscv64": 98,
+                 "ppc64le": 221, "ppc64": 221, "s390x": 238}
+_MACHINE = _platform.machine().lower()
+try:
+    _SYS_futex = FUTEX_SYSCALL[_MACHINE]
+except KeyError:
+    raise PlatformError(f"no futex syscall number known for machine {_MACHINE!r} "
+                  f"(known: {sorted(FUTEX_SYSCALL)}); add it to shm_layout.sync.FUTEX_SYSCALL") from None
 _FUTEX_WAIT = 0
 _FUTEX_WAKE = 1
 

@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from . import layouts as L
+from .aql import kernel_dispatch_packet as _packet
 from .config import parse_config, platform_defaults
 from .dfx import DfxGeometry
 from .segments import Segment, SegmentError, segment_name
@@ -25,6 +26,9 @@ def validate_config(cfg: dict | None) -> dict:
     """Defaults filled in, every value checked; raises ``ConfigError`` (a ``ValueError``) naming the
     full key path. See ``shm_layout.config.parse_config``."""
     return parse_config(cfg)
+
+
+AQL_PACKET_BYTES = _packet.itemsize     # every ring slot, AQL or SDMA, is one 64-byte packet
 
 
 class Topology:
@@ -46,15 +50,15 @@ class Topology:
         # agent segment: header | queue descriptors | rings | kernarg slots
         self.qdesc_off = L.AGENT_HEADER_BYTES
         self.ring_off = self.qdesc_off + self.max_queues * L.QUEUE_DESC_BYTES
-        self.ring_bytes = self.qmax * 64
+        self.ring_bytes = self.qmax * AQL_PACKET_BYTES
         self.kernarg_off = self.ring_off + self.max_queues * self.ring_bytes
         self.kernarg_queue_bytes = self.qmax * L.KERNARG_SLOT_BYTES
         self.agent_bytes = self.kernarg_off + self.max_queues * self.kernarg_queue_bytes
         # alloc segment: one region table per memory region (0 = host pool, 1 + a = agent a)
-        self.alloc_region_bytes = 64 + self.max_allocs * L.alloc_record.itemsize
+        self.alloc_region_bytes = L.alloc_region_header.itemsize + self.max_allocs * L.alloc_record.itemsize
         self.alloc_bytes = (1 + self.n_agents) * self.alloc_region_bytes
         self.codeobj_bytes = L.CODEOBJ_SLOTS * (L.codeobj_entry.itemsize + L.CODEOBJ_BLOB_BYTES)
-        self.trace_ring_bytes = 64 + self.trace_events * L.TRACE_EVENT_BYTES
+        self.trace_ring_bytes = L.trace_ring_header.itemsize + self.trace_events * L.trace_event.itemsize
         self.trace_bytes = self.trace_rings * self.trace_ring_bytes
         self.dfx = None
         if cfg["profiling"]["enabled"]:
@@ -131,7 +135,7 @@ class PlatformMap:
         for r in range(1 + topo.n_agents):
             off = r * topo.alloc_region_bytes
             self.alloc_hdrs.append(aseg.view(L.alloc_region_header, off, 1))
-            self.alloc_recs.append(aseg.view(L.alloc_record, off + 64, topo.max_allocs))
+            self.alloc_recs.append(aseg.view(L.alloc_record, off + L.alloc_region_header.itemsize, topo.max_allocs))
         self.apertures = [(b, s, segs[k], o, r) for (b, s, k, o, r) in topo.apertures()]
 
     @classmethod

@@ -6,7 +6,6 @@ so a reader knows how many were lost). ``record()`` costs one struct pack and on
 from __future__ import annotations
 
 import os
-import struct
 import time
 
 import numpy as np
@@ -14,8 +13,11 @@ import numpy as np
 from . import layouts as L
 from .sync import address_of, cas
 
-_EV = struct.Struct("<QHHIQQ")
-assert _EV.size == L.TRACE_EVENT_BYTES
+_EV = L.struct_of(L.trace_event)
+_EV_BYTES = L.trace_event.itemsize
+_HDR_BYTES = L.trace_ring_header.itemsize           # the events follow the header
+_OFF_COUNT = L.offset_of(L.trace_ring_header, "count")
+assert _EV_BYTES == L.TRACE_EVENT_BYTES
 
 
 class TraceRing:
@@ -24,10 +26,10 @@ class TraceRing:
         self.off = index * topo.trace_ring_bytes
         self.hdr = seg.view(L.trace_ring_header, self.off, 1)
         self.buf = seg.buf
-        self.ev_off = self.off + 64
+        self.ev_off = self.off + _HDR_BYTES
         self.mask = topo.trace_events - 1
         self.pid = os.getpid()
-        self._cnt = memoryview(seg.buf)[self.off + 8:self.off + 16].cast("Q")
+        self._cnt = memoryview(seg.buf)[self.off + _OFF_COUNT:self.off + _OFF_COUNT + 8].cast("Q")
         self._count = self._cnt[0]
 
     @classmethod
@@ -47,7 +49,7 @@ class TraceRing:
 
     def record(self, kind: int, track: int, a: int = 0, b: int = 0, ts: int | None = None) -> None:
         c = self._count
-        _EV.pack_into(self.buf, self.ev_off + (c & self.mask) * 32,
+        _EV.pack_into(self.buf, self.ev_off + (c & self.mask) * _EV_BYTES,
                       time.monotonic_ns() if ts is None else ts, kind, track, self.pid,
                       a & 0xFFFFFFFFFFFFFFFF, b & 0xFFFFFFFFFFFFFFFF)
         self._count = c + 1
@@ -69,7 +71,7 @@ def read_all(pm) -> list[tuple[int, str, int, np.ndarray]]:
         n = int(hdr["count"])
         if not n:
             continue
-        ev = seg.view(L.trace_event, off + 64, topo.trace_events).copy()
+        ev = seg.view(L.trace_event, off + _HDR_BYTES, topo.trace_events).copy()
         if n < topo.trace_events:
             ev = ev[:n]
         ev = ev[np.argsort(ev["ts"], kind="stable")]

@@ -20,7 +20,7 @@ from shm_layout.errors import ConfigError, HdemuError, PlatformError
 from shm_layout.sync import notify, pid_alive
 from shm_layout.topology import PlatformMap
 
-from deviceside._logging import configure_stderr, role_logger
+from shm_layout.logs import configure_stderr, role_logger
 
 from ._writer import AicpuThread
 

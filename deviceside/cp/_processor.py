@@ -29,7 +29,7 @@ from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, fetch_add32, futex_wake
 from shm_layout.topology import PlatformMap
 from shm_layout.trace import TraceRing
 
-from deviceside._logging import configure_stderr, role_logger
+from shm_layout.logs import configure_stderr, role_logger
 from deviceside.aicpu import TaskRings
 
 from ._aql import AqlEngine, KernelLoader

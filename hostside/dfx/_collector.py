@@ -39,10 +39,14 @@ from shm_layout import dfx as D
 from shm_layout.layouts import offset_of, struct_of
 from shm_layout.coherence import SharedRegion, data_written, publish, rmb, wmb
 from shm_layout.sync import notify, pid_alive, wait_until
+from shm_layout.errors import HdemuError, PlatformError
+from shm_layout.logs import configure_stderr, role_logger
 from shm_layout.topology import PlatformMap
 
 from ._readers import accounting, read_stalls
 from ._swimlane import write_swimlane
+
+_log = role_logger("collector")
 
 #: Longest sleep of an idle drain shard (a lane's publish wakes it at once through collector_wake).
 SHARD_SLICE_S = 0.25
@@ -76,7 +80,7 @@ class Collector:
         self.pm = PlatformMap.attach(boot_name)
         g = self.pm.topo.dfx
         if g is None:
-            raise SystemExit("profiling is not enabled on this platform")
+            raise PlatformError(f"profiling is not enabled on platform {boot_name}")
         self.g = g
         self.boot_name = boot_name
         self.out_dir = out_dir or g.prof["output_dir"] or f"hdemu-dfx-{boot_name}"
@@ -279,8 +283,7 @@ class Collector:
         if t not in self.corrupt:
             self.corrupt[t] = why
             self.c64[self.g.corrupt_word(t)] = 1
-            print(f"hdemu collector: AICPU thread {t} is corrupt and no longer drained: {why}",
-                  file=sys.stderr, flush=True)
+            _log.error("AICPU thread %d is corrupt and no longer drained: %s", t, why)
 
     def sweep(self, s: int, queues, short: list) -> int:
         did = 0
@@ -465,15 +468,22 @@ class Collector:
         try:
             write_swimlane(self.out_dir, stalls)
         except Exception as exc:  # noqa: BLE001 - the raw outputs are written; report and go on
-            print(f"hdemu collector: swimlane output failed: {exc}", file=sys.stderr, flush=True)
+            _log.error("swimlane output failed: %s", exc)
 
 
 def main(argv=None) -> int:
+    """``python -m hostside.dfx BOOT_NAME [OUT_DIR]``: 0 after a clean stop, 2 on bad usage, 1 when
+    the collector cannot start (one line on stderr says why)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) not in (1, 2):
         print("usage: python -m hostside.dfx BOOT_NAME [OUT_DIR]", file=sys.stderr)
         return 2
-    col = Collector(argv[0], argv[1] if len(argv) == 2 else None)
+    configure_stderr()
+    try:
+        col = Collector(argv[0], argv[1] if len(argv) == 2 else None)
+    except HdemuError as exc:
+        _log.error("cannot start: %s", exc)
+        return 1
     _signal.signal(_signal.SIGTERM, lambda *_: col.ctl_hdr.__setitem__("stop", 1))
     return col.run()
 

@@ -51,7 +51,7 @@ class hipGraphExec_t:
     def destroyed(self) -> bool:
         return self.impl.destroyed
 
-    def statistics(self) -> dict:
+    def statistics(self):
         return self.impl.statistics()
 
     def __repr__(self):

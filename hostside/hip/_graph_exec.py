@@ -10,8 +10,10 @@ rings, exec updates (kernel parameters, enabled flags) and teardown.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,6 +22,22 @@ from shm_layout.coherence import wmb
 
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HsaError
 from ._schedule import HEADER_U16, PACKET_BYTES, T_EMPTY, T_KERNEL, T_RECORD, T_WAIT, Plan, _expand
+
+_log = logging.getLogger("hdemu.hip")
+
+
+@dataclass(frozen=True)
+class GraphExecStatistics:
+    """``hipGraphExec_t.statistics()``: how an instantiated graph was scheduled and used."""
+    nodes: int
+    launches: int
+    aql_lanes: int              # AQL queues its kernels and markers use (1 or 2)
+    packets: dict               # queue lane -> packets per launch
+    host_ops: int
+    signals_per_launch: int
+    replicas: int               # launches of this exec that may be in flight at once
+    kernarg_bytes: int
+    staging_bytes: int
 
 __all__ = ["GRAPH_AQL_LANES", "GraphExec", "copy_block"]
 
@@ -278,8 +296,8 @@ class GraphExec:
                     if r.launched:
                         try:
                             r.wait()
-                        except HsaError:
-                            pass
+                        except HsaError as exc:     # the stream failed: its sync reports it
+                            _log.debug("destroying a graph exec whose launch failed: %s", exc)
             for p in plans:
                 for r in p.replicas:
                     r.release()
@@ -291,13 +309,13 @@ class GraphExec:
                 self.rt.free(self.karg_base)
                 self.karg_base = 0
 
-    def statistics(self) -> dict:
+    def statistics(self) -> "GraphExecStatistics":
         p = self.full
-        return {"nodes": len(self.order), "launches": self.launches, "aql_lanes": len(p.lanes_used),
-                "packets": {str(k): len(v) for k, v in p.lanes.items()},
-                "host_ops": len(p.host_ops), "signals_per_launch": len(p.exported),
-                "replicas": len(p.replicas), "kernarg_bytes": sum(en.karg_cap for en in self.order),
-                "staging_bytes": self.stage_bytes}
+        return GraphExecStatistics(
+            nodes=len(self.order), launches=self.launches, aql_lanes=len(p.lanes_used),
+            packets={str(k): len(v) for k, v in p.lanes.items()}, host_ops=len(p.host_ops),
+            signals_per_launch=len(p.exported), replicas=len(p.replicas),
+            kernarg_bytes=sum(en.karg_cap for en in self.order), staging_bytes=self.stage_bytes)
 
 
 def _host_runner(op, deps, mine, r, enabled: bool):

@@ -37,6 +37,7 @@ real header sits in a separate array, stored into the ring last).
 """
 from __future__ import annotations
 
+import logging
 import numpy as np
 
 from shm_layout import aql as A
@@ -45,6 +46,8 @@ from shm_layout import layouts as L
 from ..clr import KERNEL_HEADER, MARKER_HEADER
 from ..hsa import HsaError
 from ._graph_types import hipGraphNodeType
+
+_log = logging.getLogger("hdemu.hip")
 
 __all__ = ["GRAPH_MAX_REPLICAS", "GRAPH_SIGNAL_BUDGET", "ENode", "Plan", "Replica"]
 
@@ -412,6 +415,6 @@ class Replica:
         if self.staging:
             try:
                 self.plan.ex.rt.free(self.staging)
-            except HsaError:
-                pass
+            except HsaError as exc:
+                _log.warning("freeing a graph replica's staging buffer: %s", exc)
             self.staging = 0

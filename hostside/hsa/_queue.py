@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, notify
 from ._errors import HostWaitTimeout, HsaError
 from ._signal import U64_MAX
 
-__all__ = ["Queue", "QUEUE_DESTROY_TIMEOUT_S", "HSA_QUEUE_TYPE_MULTIPLE", "HSA_QUEUE_TYPE_SINGLE"]
+__all__ = ["Queue", "QueueStatistics", "QUEUE_DESTROY_TIMEOUT_S", "HSA_QUEUE_TYPE_MULTIPLE", "HSA_QUEUE_TYPE_SINGLE"]
 
 #: Longest wait for the CP to acknowledge a queue destroy before the slot is freed anyway.
 QUEUE_DESTROY_TIMEOUT_S = 5.0
@@ -39,6 +40,25 @@ _OFF_QTABLE_GEN = L.offset_of(L.agent_header, "queue_table_gen")
 
 
 # ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class QueueStatistics:
+    """``Queue.statistics()``: a queue's indices and counters at one moment."""
+    agent: int
+    slot: int
+    size: int
+    engine: int
+    kind: str               # "aql" or "sdma"
+    write_index: int
+    read_index: int
+    doorbell: int | None    # the last packet id made visible, None before the first ring
+    doorbells_rung: int
+    packets_done: int
+    kernels_done: int
+    barrier_waits: int
+    status: str             # hsa_status_t name (HSA_STATUS_SUCCESS while healthy)
+    active: bool
+
+
 class Queue:
     """An hsa_queue_t of one agent: a ring of 64-byte packets plus its descriptor."""
 
@@ -220,15 +240,17 @@ class Queue:
                                     f"{int(self.desc['error_packet_id'][0])}: {self.error_message}")
         self.agent.check_alive()
 
-    def statistics(self) -> dict:
+    def statistics(self) -> "QueueStatistics":
+        """A snapshot of the queue's descriptor (indices, doorbell, device counters, status)."""
         d = self.desc[0]
-        return {"agent": self.agent.index, "slot": self.slot, "size": self.size, "engine": self.engine,
-                "kind": "sdma" if self.kind == L.QKIND_SDMA else "aql",
-                "write_index": int(d["write_dispatch_id"]), "read_index": int(d["read_dispatch_id"]),
-                "doorbell": int(d["doorbell"]) if int(d["doorbell"]) != U64_MAX else None,
-                "doorbells_rung": int(d["doorbells_rung"]), "packets_done": int(d["packets_done"]),
-                "kernels_done": int(d["kernels_done"]), "barrier_waits": int(d["barrier_waits"]),
-                "status": L.STATUS_NAMES.get(int(d["status"]), int(d["status"])), "active": bool(d["active"])}
+        db = int(d["doorbell"])
+        return QueueStatistics(
+            agent=self.agent.index, slot=self.slot, size=self.size, engine=self.engine,
+            kind="sdma" if self.kind == L.QKIND_SDMA else "aql", write_index=int(d["write_dispatch_id"]),
+            read_index=int(d["read_dispatch_id"]), doorbell=None if db == U64_MAX else db,
+            doorbells_rung=int(d["doorbells_rung"]), packets_done=int(d["packets_done"]),
+            kernels_done=int(d["kernels_done"]), barrier_waits=int(d["barrier_waits"]),
+            status=L.STATUS_NAMES.get(int(d["status"]), str(int(d["status"]))), active=bool(d["active"]))
 
     def destroy(self) -> None:
         if self.destroyed:

@@ -21,6 +21,7 @@ import atexit
 import logging
 import os
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from ._errors import DeviceLost, HsaError
 from ._queue import Queue
 from ._signal import SignalPool
 
-__all__ = ["Runtime", "Agent", "CodeObject", "Allocation", "configure", "runtime", "shutdown",
+__all__ = ["Runtime", "Agent", "AgentStatistics", "CodeObject", "Allocation", "configure", "runtime", "shutdown",
            "set_platform_factory", "DEVICE_LOSS_BOUND_S", "DEFAULT_WAIT_TIMEOUT_S", "wait_timeout_from_env"]
 
 #: A dead command processor is reported by any host wait within this bound (one wait slice plus
@@ -78,6 +79,17 @@ def set_platform_factory(factory) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class AgentStatistics:
+    """``Agent.statistics()``: an agent's device counters at one moment."""
+    cp_pid: int
+    state: int              # AGENT_* of shm_layout.layouts
+    copies: int
+    reclaimed_queues: int
+    reclaimed_allocs: int
+    packets: int
+
+
 class Agent:
     def __init__(self, rt: "Runtime", index: int):
         self.rt = rt
@@ -105,11 +117,13 @@ class Agent:
         if not self.alive():
             raise DeviceLost(self.index, self._dead)
 
-    def statistics(self) -> dict:
+    def statistics(self) -> "AgentStatistics":
+        """A snapshot of the agent's device counters (packets summed over its engines)."""
         h = self.map.hdr[0]
-        out = {k: int(h[k]) for k in ("cp_pid", "state", "copies", "reclaimed_queues", "reclaimed_allocs")}
-        out["packets"] = int(self.map.engine_stats["packets"].sum())
-        return out
+        return AgentStatistics(cp_pid=int(h["cp_pid"]), state=int(h["state"]), copies=int(h["copies"]),
+                               reclaimed_queues=int(h["reclaimed_queues"]),
+                               reclaimed_allocs=int(h["reclaimed_allocs"]),
+                               packets=int(self.map.engine_stats["packets"].sum()))
 
 
 class CodeObject:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import signal
 import sys
@@ -13,6 +12,7 @@ import time
 
 from shm_layout import layouts as L
 from shm_layout.errors import HdemuError
+from shm_layout.logs import configure_stderr, role_logger
 from shm_layout.segments import list_segments
 from shm_layout.sync import address_of, notify, wait_until
 from shm_layout.topology import PlatformMap
@@ -21,7 +21,7 @@ from ._supervisor import STOP_TIMEOUT_S, Platform, load_config
 
 __all__ = ["serve", "request_shutdown", "main"]
 
-_log = logging.getLogger("hdemu.supervisor")
+_log = role_logger("supervisor")
 
 
 def _announce(ready_fd: int | None, info: dict) -> None:
@@ -74,7 +74,7 @@ def request_shutdown(boot_name: str, timeout_s: float = STOP_TIMEOUT_S + 5) -> b
         time.sleep(0.02)
     try:
         os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
+    except ProcessLookupError:      # it exited meanwhile: nothing left to stop
         pass
     return False
 
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     s.add_argument("--config")
     s.add_argument("--ready-fd", type=int)
     args = ap.parse_args(argv)
-    logging.basicConfig(format="hdemu %(name)s: %(message)s", level=logging.INFO)
+    configure_stderr()
     if args.cmd == "serve":
         return serve(args.config, args.ready_fd)
     return 2

@@ -14,7 +14,6 @@ The supervisor records every pid in the boot block, and its watcher marks a role
 from __future__ import annotations
 
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from shm_layout import dfx as D
 from shm_layout import layouts as L
 from shm_layout.config import load_config_file, parse_config
 from shm_layout.errors import PlatformError
+from shm_layout.logs import role_logger
 from shm_layout.segments import Segment, new_run_token, unlink_name
 from shm_layout.sync import futex_wake
 from shm_layout.topology import PlatformMap, Topology, validate_config
@@ -41,7 +41,7 @@ STOP_TIMEOUT_S = 5.0
 #: Watcher period: a dead role is noticed within this.
 WATCH_PERIOD_S = 0.2
 
-_log = logging.getLogger("hdemu.supervisor")
+_log = role_logger("supervisor")
 
 _CTL_COLLECTOR_WAKE = L.offset_of(D.ctl_header, "collector_wake")
 

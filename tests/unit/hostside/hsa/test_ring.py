@@ -70,7 +70,7 @@ def test_consumed_slots_read_invalid_and_doorbell_holds_last_id(rt):
             time.sleep(0.001)
         assert q.load_read_index() == 5 == q.load_write_index()
         assert all(header_at(q, i) == INVALID for i in range(16))
-        assert q.statistics()["doorbells_rung"] == 1
+        assert q.statistics().doorbells_rung == 1
     finally:
         q.destroy()
 

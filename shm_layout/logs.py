@@ -1,6 +1,6 @@
-"""Diagnostics of the device roles: stdlib logging, one logger per role.
+"""Diagnostics of every role (CP, AICPU lanes, collector, supervisor): stdlib logging, one logger per role.
 
-A role logs to ``hdemu.<role>`` (``hdemu.cp0``, ``hdemu.aicpu1``: ``role_logger``). Its ``main()``
+A role logs to ``hdemu.<role>`` (``hdemu.cp0``, ``hdemu.aicpu1``, ``hdemu.collector``, ``hdemu.supervisor``: ``role_logger``). Its ``main()``
 calls ``configure_stderr`` once, which prints each record as one line on stderr in the form the roles
 always used, ``hdemu cp0: queue 3 error ...``: the logger name without its ``hdemu.`` root.
 """
