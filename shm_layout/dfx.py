@@ -16,7 +16,7 @@ Three segments (created by the supervisor when ``[platform.profiling] enabled = 
   rings through which the command processor hands executed dispatches to the lanes.
 
 Ready queue: full when ``(tail + 1) % N == head``, empty when ``head == tail``.
-Free queue: empty when ``head == tail``, full when ``tail - head >= SLOT_COUNT`` (u32 counters).
+Free queue: empty when ``head == tail``, full when ``tail - head >= DfxGeometry.slots[kind]`` (``DEFAULT_SLOTS``: 4, ScopeStats 8; at most ``SLOT_MAX``; u32 counters).
 
 The record kinds, record layouts and the ``dfxbuf`` geometry live in ``shm_layout.dfx_records``
 (the config schema needs them) and are re-exported here; ``[platform.profiling]`` is declared in

@@ -73,7 +73,19 @@ OWN_ALLOCATED = 1
 
 
 def own_word(pid: int, state: int) -> int:
+    """An ownership word: the owner's pid in the low 32 bits, its state (``Q_*``, ``CO_*``, ``OWN_*``)
+    in the high 32. Decode with ``owner_pid`` and ``owner_state`` (they also take numpy arrays)."""
     return (pid & 0xFFFFFFFF) | (state << 32)
+
+
+def owner_pid(word):
+    """The pid of an ownership word (``own_word``)."""
+    return word & 0xFFFFFFFF
+
+
+def owner_state(word):
+    """The state of an ownership word (``own_word``)."""
+    return word >> 32
 
 
 # ----------------------------------------------------------------------------------------------

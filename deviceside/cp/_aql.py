@@ -108,7 +108,7 @@ class KernelLoader:
                               f"kernel_object {kobj:#x} is not a kernel object handle")
         slot, gen, index = parts
         e = self.pm.codeobj[slot]
-        if (int(e["owner"]) >> 32) != L.CO_LOADED or int(e["gen"]) & 0xFFFF != gen:
+        if L.owner_state(int(e["owner"])) != L.CO_LOADED or int(e["gen"]) & 0xFFFF != gen:
             raise PacketError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
                               f"kernel_object {kobj:#x} names code-object slot {slot} generation {gen}, "
                               f"which is not loaded")

@@ -229,7 +229,7 @@ class CommandProcessor:
         for q in range(self.topo.max_queues):
             d = self.agent.qdesc[q]
             own = int(d["owner"])
-            if own >> 32 != L.Q_ACTIVE or int(d["engine"]) != engine or int(d["kind"]) != kind:
+            if L.owner_state(own) != L.Q_ACTIVE or int(d["engine"]) != engine or int(d["kind"]) != kind:
                 continue
             if int(d["destroy_req"]):
                 d["active"] = 0      # acknowledge: this engine no longer touches the queue
@@ -273,22 +273,22 @@ class CommandProcessor:
         ring keeps its events until a new owner claims it)."""
         owners = self.pm.signals["owner"]
         live = np.flatnonzero(owners != 0)
-        pids = {int(o) & 0xFFFFFFFF for o in owners[live]}
+        pids = {L.owner_pid(int(o)) for o in owners[live]}
         dead = {p for p in pids if not pid_alive(p)}
         for i in live:
             o = int(owners[i])
-            if (o & 0xFFFFFFFF) in dead:
+            if L.owner_pid(o) in dead:
                 cas(self.pm.signal_addr(int(i)) + _SIG_OWNER, o, 0)
         seg = self.pm.segs["trace"]
         rb = self.topo.trace_ring_bytes
         for i in range(self.topo.trace_rings):
             o = int(seg.view(L.trace_ring_header, i * rb, 1)["owner"][0])
-            if o and not pid_alive(o & 0xFFFFFFFF):
+            if o and not pid_alive(L.owner_pid(o)):
                 cas(seg.addr + i * rb + _TRACE_OWNER, o, 0)
         co = self.pm.codeobj["owner"]
         for s in np.flatnonzero(co != 0):
             o = int(co[s])
-            if not pid_alive(o & 0xFFFFFFFF):
+            if not pid_alive(L.owner_pid(o)):
                 cas(self.pm.segs["codeobj"].addr + int(s) * L.codeobj_entry.itemsize + _CO_OWNER, o, 0)
 
     def run(self) -> int:

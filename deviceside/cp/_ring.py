@@ -62,7 +62,7 @@ class QueueState:
         self.mask = self.size - 1
         self.kind = int(d["kind"])
         self.gen = int(d["generation"])
-        self.owner_pid = int(d["owner"]) & 0xFFFFFFFF
+        self.owner_pid = L.owner_pid(int(d["owner"]))
         base = (agent.topo.qdesc_off + q * L.queue_desc.itemsize) // 8
         self.i_owner = base + L.word_of(L.queue_desc, "owner")
         self.i_read = base + _QD_READ

@@ -92,7 +92,7 @@ class Queue:
             load = [0] * topo.n_engines
             for j in range(topo.max_queues):
                 dj = am.qdesc[j]
-                if j != q and int(dj["owner"]) >> 32 == L.Q_ACTIVE and int(dj["kind"]) == L.QKIND_AQL:
+                if j != q and L.owner_state(int(dj["owner"])) == L.Q_ACTIVE and int(dj["kind"]) == L.QKIND_AQL:
                     e = int(dj["engine"])
                     if e < len(load):
                         load[e] += 1

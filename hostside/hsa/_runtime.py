@@ -330,7 +330,7 @@ class Runtime:
             co.unload()
         me = os.getpid()
         owners = self.pm.signals["owner"]
-        mine = np.flatnonzero((owners & 0xFFFFFFFF) == me)
+        mine = np.flatnonzero(L.owner_pid(owners) == me)
         for s in mine:
             cas(self.pm.signal_addr(int(s)) + L.offset_of(L.signal_slot, "owner"), int(owners[s]), 0)
 

@@ -38,7 +38,7 @@ def status(boot_name: str) -> dict:
                 if not own:
                     continue
                 db = int(d["doorbell"])
-                queues.append({"slot": q, "owner_pid": own & 0xFFFFFFFF,
+                queues.append({"slot": q, "owner_pid": L.owner_pid(own),
                                "kind": "sdma" if int(d["kind"]) == L.QKIND_SDMA else "aql",
                                "size": int(d["size"]), "engine": int(d["engine"]),
                                "write_index": int(d["write_dispatch_id"]), "read_index": int(d["read_dispatch_id"]),
