@@ -1,23 +1,49 @@
 """Dispatch benchmark: what it costs to hand work across the emulated host/device boundary.
 
 Run from the repo root:  .venv/bin/python scripts/bench_dispatch.py [--launches N] [--samples N]
+                                                                       [--repeats N] [--messages N]
+
+Absolute figures move 2-3x between machines of the same kind, so every figure that has a target is
+judged as a ratio to the physical ceiling measured in the same run: a bare shared-memory ring between
+two spinning processes (scripts/_bench_ring.py), the best a Python process can do to hand a 64-byte
+record to another one here.
 
 Figures (all from one run, on the embedded default platform; HDEMU_PLATFORM/HDEMU_CONFIG are ignored):
   startup_s                 first HIP call (which starts the embedded platform) -> module load, launch of
                             an empty kernel, hipStreamSynchronize returned. Measured first, on a cold process.
   launches_per_s            N empty-kernel launches on one stream, then one hipStreamSynchronize;
                             N / (first launch -> sync return). Throughput of the async submission path.
+                            Median of --repeats such runs (default 3) on the same platform.
   roundtrip_p50/p99_us      one launch + hipStreamSynchronize, hot: the latency of a single dispatch
                             through the shared-memory AQL queue and back through the completion signal.
   idle_cpu_pct_max          CPU used by the busiest command-processor process while the platform is up
                             and idle, as % of one core. Waiting for work must not burn a core.
   mpqueue_roundtrip_p50_us  a 64-byte packet echoed by a second process through multiprocessing.Queue.
+  profiling_launches_per_s  launches_per_s, measured the same way on a second embedded platform, default
+                            config with DFX profiling on (real mode, default pools: every executed packet
+                            is handed to an AICPU lane). Records collected/dropped are printed.
+  bare_roundtrip_p50/p99_us the ceiling's latency: a 64-byte record written into a shared-memory ring,
+                            echoed by a spinning peer through a second ring, reply seen by the spinning
+                            writer.
+  bare_messages_per_s       the ceiling's throughput: --messages 64-byte records streamed one way through
+                            a 1024-slot shared-memory ring to a spinning consumer; best of 3 runs (a
+                            ceiling is the best the machine does; a run that shares a core with other
+                            work collapses 10x).
+
+Ratios (the targets):
+  roundtrip_vs_bare         roundtrip_p50_us / bare_roundtrip_p50_us              target <= 6
+  launches_vs_bare          launches_per_s / bare_messages_per_s                  target >= 0.08
+  roundtrip_vs_mpqueue      roundtrip_p50_us / mpqueue_roundtrip_p50_us           target <= 0.2
+  profiling_overhead_ratio  profiling_launches_per_s / launches_per_s             target >= 0.7
+startup_s (<= 1 s) and idle_cpu_pct_max (<= 1 % of a core) keep absolute targets: they are not costs
+of moving a record.
 
 Why multiprocessing.Queue is the peer: it is the standard-library way for one Python process to hand a
 small message to another and get an answer back (pickling, a pipe, a feeder thread, kernel wake-ups).
 A shared-memory dispatch path only earns its complexity if a round trip through it is clearly cheaper
 than that obvious alternative, hence the target roundtrip_p50_us <= mpqueue_roundtrip_p50_us / 5.
-The peer runs after the platform is torn down, so it gets a quiet machine (the stricter comparison).
+The peers (multiprocessing.Queue, then the bare ring) run after the platforms are torn down, so they get
+a quiet machine (the stricter comparison).
 
 The last line of output is one JSON object with every figure. Exit status is 0 whether targets are met
 or not: this is a benchmark, not a test.
@@ -28,10 +54,16 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import shutil
+import statistics
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _bench_ring  # noqa: E402
 
 KERNELS = '''
 from shm_layout.kernels import kernel
@@ -80,28 +112,45 @@ def bench_mpqueue(samples: int, warmup: int = 300) -> float:
     return pct(times, 50)
 
 
-def bench_platform(hip, launches: int, samples: int) -> dict:
-    # startup: the first HIP call starts the embedded platform.
-    t0 = time.perf_counter()
+def _setup(hip):
+    """Module, function and stream on the (embedded) platform; the first call starts it."""
     mod = hip.hipModuleLoadData(KERNELS, "bench_dispatch.py")
     f = hip.hipModuleGetFunction(mod, "empty")
     s = hip.hipStreamCreate()
     hip.hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, [])
     hip.hipStreamSynchronize(s)
+    return f, s
+
+
+def _throughput(hip, f, s, launches: int, repeats: int) -> float:
+    """Median over ``repeats`` of: ``launches`` async launches, one sync at the end, N / elapsed."""
+    def launch():
+        hip.hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, [])
+
+    for _ in range(500):
+        launch()
+    hip.hipStreamSynchronize(s)
+    runs = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(launches):
+            launch()
+        hip.hipStreamSynchronize(s)
+        runs.append(launches / (time.perf_counter() - t))
+    return statistics.median(runs)
+
+
+def bench_platform(hip, launches: int, samples: int, repeats: int) -> dict:
+    # startup: the first HIP call starts the embedded platform.
+    t0 = time.perf_counter()
+    f, s = _setup(hip)
     startup = time.perf_counter() - t0
 
     def launch():
         hip.hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, [])
 
     # throughput: many async launches, one sync at the end.
-    for _ in range(500):
-        launch()
-    hip.hipStreamSynchronize(s)
-    t = time.perf_counter()
-    for _ in range(launches):
-        launch()
-    hip.hipStreamSynchronize(s)
-    launches_per_s = launches / (time.perf_counter() - t)
+    launches_per_s = _throughput(hip, f, s, launches, repeats)
 
     # latency: one launch, wait for it, repeat.
     times = []
@@ -128,37 +177,94 @@ def bench_platform(hip, launches: int, samples: int) -> dict:
             "idle_cpu_pct_max": idle, "n_devices": len(procs)}
 
 
+def bench_profiling(hip, launches: int, repeats: int) -> tuple[float, dict]:
+    """launches/s on a second embedded platform with DFX profiling on (real mode, default pools);
+    also the collector's accounting (records collected and dropped) after teardown."""
+    from hostside import hsa
+    out = tempfile.mkdtemp(prefix="hdemu-bench-dispatch-dfx-")
+    try:
+        hsa.configure({"profiling": {"enabled": True, "output_dir": out}})
+        try:
+            f, s = _setup(hip)
+            rate = _throughput(hip, f, s, launches, repeats)
+            hip.hipStreamDestroy(s)
+        finally:
+            hip.hipDeviceReset()
+            hsa.configure(None)
+        acc = {}
+        try:
+            with open(os.path.join(out, "accounting.json")) as fh:
+                pools = json.load(fh)["pools"]
+            acc = {k: sum(p[k] for p in pools) for k in ("total", "collected", "dropped")}
+        except (OSError, KeyError, ValueError, TypeError):
+            pass
+        return rate, acc
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--launches", type=int, default=20000, help="launches in the throughput run (default 20000)")
+    ap.add_argument("--launches", type=int, default=20000, help="launches in each throughput run (default 20000)")
     ap.add_argument("--samples", type=int, default=3000, help="round trips per latency figure (default 3000)")
+    ap.add_argument("--repeats", type=int, default=3, help="throughput runs, median reported (default 3)")
+    ap.add_argument("--messages", type=int, default=100000,
+                    help="records per bare-ring streaming run, best of 3 runs (default 100000)")
     args = ap.parse_args(argv)
     for var in ("HDEMU_PLATFORM", "HDEMU_CONFIG"):     # measure the embedded default platform
         os.environ.pop(var, None)
 
     from hostside import hip       # imported before the clock starts: startup is platform start, not import
     try:
-        r = bench_platform(hip, args.launches, args.samples)
+        r = bench_platform(hip, args.launches, args.samples, args.repeats)
     finally:
         hip.hipDeviceReset()
     n_dev = r.pop("n_devices")
+    acc = {}
+    try:
+        r["profiling_launches_per_s"], acc = bench_profiling(hip, args.launches, args.repeats)
+    except Exception as exc:       # a benchmark reports, it does not fail
+        print(f"profiling platform failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        r["profiling_launches_per_s"] = float("nan")
     r["mpqueue_roundtrip_p50_us"] = bench_mpqueue(args.samples)
+    r["bare_roundtrip_p50_us"], r["bare_roundtrip_p99_us"] = _bench_ring.bare_pingpong(args.samples)
+    r["bare_messages_per_s"] = _bench_ring.bare_stream(args.messages)
+    r = {k: round(v, 3) for k, v in r.items()}     # ratios are taken of the figures as reported
+    r["roundtrip_vs_bare"] = r["roundtrip_p50_us"] / r["bare_roundtrip_p50_us"]
+    r["launches_vs_bare"] = r["launches_per_s"] / r["bare_messages_per_s"]
+    r["roundtrip_vs_mpqueue"] = r["roundtrip_p50_us"] / r["mpqueue_roundtrip_p50_us"]
+    r["profiling_overhead_ratio"] = r["profiling_launches_per_s"] / r["launches_per_s"]
     r = {k: round(v, 3) for k, v in r.items()}     # targets are judged on the figures as reported
 
     def line(label, value, fmt, target, met):
-        print(f"{label:<28} {format(value, fmt):>12}   target {target:<34} {'met' if met else 'NOT MET'}")
+        print(f"{label:<28} {format(value, fmt):>12}   target {target:<26} {'met' if met else 'NOT MET'}")
 
-    peer = r["mpqueue_roundtrip_p50_us"]
+    def info(label, value, fmt, note):
+        print(f"{label:<28} {format(value, fmt):>12}   {note}")
+
+    print(f"{'figure':<28} {'measured':>12}")
     line("startup_s", r["startup_s"], ".3f", "<= 1 s", r["startup_s"] <= 1)
-    line("launches_per_s", r["launches_per_s"], ",.0f", ">= 100,000", r["launches_per_s"] >= 100_000)
-    line("roundtrip_p50_us", r["roundtrip_p50_us"], ".2f", f"<= 10 and <= peer/5 ({peer / 5:.1f})",
-         r["roundtrip_p50_us"] <= 10 and r["roundtrip_p50_us"] <= peer / 5)
-    print(f"{'roundtrip_p99_us':<28} {r['roundtrip_p99_us']:>12.2f}   (no target)")
     line(f"idle_cpu_pct_max ({n_dev} CPs)", r["idle_cpu_pct_max"], ".2f", "<= 1 % of a core",
          r["idle_cpu_pct_max"] <= 1)
-    print(f"{'mpqueue_roundtrip_p50_us':<28} {peer:>12.1f}   (peer: multiprocessing.Queue, spawn)")
+    info("launches_per_s", r["launches_per_s"], ",.0f", "(judged as launches_vs_bare)")
+    info("roundtrip_p50_us", r["roundtrip_p50_us"], ".2f", "(judged as roundtrip_vs_bare, _vs_mpqueue)")
+    info("roundtrip_p99_us", r["roundtrip_p99_us"], ".2f", "(no target)")
+    info("profiling_launches_per_s", r["profiling_launches_per_s"], ",.0f",
+         f"(DFX on; records {acc.get('collected', '?')} collected of {acc.get('total', '?')}, "
+         f"{acc.get('dropped', '?')} dropped)")
+    info("mpqueue_roundtrip_p50_us", r["mpqueue_roundtrip_p50_us"], ".1f", "(peer: multiprocessing.Queue, spawn)")
+    info("bare_roundtrip_p50_us", r["bare_roundtrip_p50_us"], ".2f", "(ceiling: shm ring ping-pong, spinning)")
+    info("bare_roundtrip_p99_us", r["bare_roundtrip_p99_us"], ".2f", "(no target)")
+    info("bare_messages_per_s", r["bare_messages_per_s"], ",.0f", "(ceiling: shm ring one-way stream)")
+    line("roundtrip_vs_bare", r["roundtrip_vs_bare"], ".2f", "<= 6", r["roundtrip_vs_bare"] <= 6)
+    line("launches_vs_bare", r["launches_vs_bare"], ".3f", ">= 0.08", r["launches_vs_bare"] >= 0.08)
+    line("roundtrip_vs_mpqueue", r["roundtrip_vs_mpqueue"], ".3f", "<= 0.2", r["roundtrip_vs_mpqueue"] <= 0.2)
+    line("profiling_overhead_ratio", r["profiling_overhead_ratio"], ".3f", ">= 0.7",
+         r["profiling_overhead_ratio"] >= 0.7)
     keys = ("launches_per_s", "roundtrip_p50_us", "roundtrip_p99_us", "mpqueue_roundtrip_p50_us",
-            "idle_cpu_pct_max", "startup_s")
+            "idle_cpu_pct_max", "startup_s", "bare_roundtrip_p50_us", "bare_roundtrip_p99_us",
+            "bare_messages_per_s", "roundtrip_vs_bare", "launches_vs_bare", "roundtrip_vs_mpqueue",
+            "profiling_launches_per_s", "profiling_overhead_ratio")
     print(json.dumps({k: r[k] for k in keys}))
     return 0
 

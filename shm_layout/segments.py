@@ -5,6 +5,9 @@ name is what ``sweep()`` (``hdemu clean``) uses to find segments whose creator i
 created with O_EXCL and mode 0600 and are pre-faulted with ``posix_fallocate`` so that the first
 touch of a buffer does not run at page-fault speed (FACTS: 1.7 GB/s on first touch of 64 MiB).
 
+Liveness of a creator or owner by pid alone is fooled by a reused pid; ``process_start`` and
+``alive_since`` pair a pid with its start time (``/proc/<pid>/stat``) so that a dead owner stays dead.
+
 We use posix_ipc rather than ``multiprocessing.shared_memory``: on Python 3.11 the latter's resource
 tracker unlinks a segment when an unrelated process that merely attached to it exits.
 """
@@ -30,6 +33,12 @@ def new_run_token() -> str:
     return secrets.token_hex(4)
 
 
+def parse_name(name: str) -> tuple[int, str] | None:
+    """(creator pid, run token) of an hdemu segment name, or None when it is not one."""
+    m = _NAME_RE.match(name)
+    return (int(m.group(1)), m.group(2)) if m else None
+
+
 def segment_name(pid: int, token: str, what: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", what):
         raise ValueError(f"segment suffix must be [A-Za-z0-9_.-]+, not {what!r}")
@@ -43,11 +52,12 @@ class Segment:
     ``unlink()`` removes the name and may only be called by the creator.
     """
 
-    def __init__(self, name: str, size: int, mm: mmap.mmap, owner: bool):
+    def __init__(self, name: str, size: int, mm: mmap.mmap, owner: bool, uid: int | None = None):
         self.name = name
         self.size = size
         self.buf = mm
         self.owner = owner
+        self.uid = os.geteuid() if uid is None else uid    # the owner of /dev/shm/<name>
         self.u8 = np.frombuffer(mm, dtype=np.uint8, count=size)
         self.addr = self.u8.ctypes.data
 
@@ -89,11 +99,13 @@ class Segment:
             raise SegmentError(f"segment {name} belongs to another user ({_owner_name(name)}); "
                                f"hdemu platforms are private to the user who started them") from None
         try:
-            size = os.fstat(shm.fd).st_size
-            mm = mmap.mmap(shm.fd, size)
+            st = os.fstat(shm.fd)
+            if st.st_size <= 0:
+                raise SegmentError(f"segment {name} is empty (a creator that died before sizing it?)")
+            mm = mmap.mmap(shm.fd, st.st_size)
         finally:
             shm.close_fd()
-        return cls(name, size, mm, owner=False)
+        return cls(name, st.st_size, mm, owner=False, uid=st.st_uid)
 
     def view(self, dtype, offset: int = 0, count: int = -1) -> np.ndarray:
         return np.frombuffer(self.buf, dtype=dtype, offset=offset, count=count)
@@ -163,17 +175,48 @@ def list_segments() -> list[tuple[str, int, str]]:
     return sorted(out)
 
 
-def sweep(*, only_pid: int | None = None) -> list[str]:
+#: starttime is field 22 of /proc/<pid>/stat; the fields after the command name start at field 3
+_STARTTIME_FIELD = 22 - 3
+
+
+def process_start(pid: int) -> int:
+    """The start time of process ``pid`` (clock ticks since boot, field 22 of /proc/<pid>/stat), or
+    0 when it is gone or unreadable. With the pid it names one process: a pid the kernel reused for
+    a later process has a later start time."""
+    if pid <= 0:
+        return 0
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2:].split()[_STARTTIME_FIELD])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def alive_since(pid: int, start: int) -> bool:
+    """``pid`` runs (not a zombie) and is the process that started at ``start`` (``process_start``):
+    a dead owner whose pid was reused stays dead. ``start`` 0 (not recorded) checks the pid only."""
+    if not pid_alive(pid):
+        return False
+    return not start or process_start(pid) == start
+
+
+def sweep(*, only_pid: int | None = None, alive=None) -> list[str]:
     """Unlink every hdemu segment of this user whose creator is dead (or of ``only_pid``'s runs if
-    it is dead). Other users' segments are left alone (we could not unlink them anyway)."""
+    it is dead). Other users' segments are left alone (we could not unlink them anyway).
+    ``alive(pid, token)`` says whether the run's creator lives (default: ``pid_alive(pid)``; the CLI
+    passes ``topology.run_alive``, which also sees a reused pid)."""
     removed = []
     me = os.getuid()
-    for name, pid, _tok in list_segments():
+    verdicts: dict[tuple[int, str], bool] = {}
+    for name, pid, tok in list_segments():
         if only_pid is not None and pid != only_pid:
             continue
         if segment_uid(name) != me:
             continue
-        if not pid_alive(pid):
+        if (pid, tok) not in verdicts:
+            verdicts[(pid, tok)] = pid_alive(pid) if alive is None else alive(pid, tok)
+        if not verdicts[(pid, tok)]:
             try:
                 if unlink_name(name):
                     removed.append(name)

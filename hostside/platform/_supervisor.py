@@ -9,7 +9,10 @@ Two ways to run it:
 Roles are separate programs (``python -m deviceside.cp BOOT AGENT``, ``python -m deviceside.aicpu
 BOOT LANE``, ``python -m hostside.dfx BOOT OUT``), started with subprocess and this interpreter,
 never fork; they find their packages as installed (no PYTHONPATH or working directory of ours).
-The supervisor records every pid in the boot block, and its watcher marks a role that died.
+The supervisor records every pid in the boot block, each with its start time (its own in the
+topology line, each role's in a line appended once the role is started: ``shm_layout.topology``), and
+its watcher marks a role that died. Every role runs in a session of its own: a terminal's Ctrl-C or
+hangup reaches the user's program, never a role; the roles stop when the supervisor stops them.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from shm_layout.errors import PlatformError
 from shm_layout.logs import role_logger
 from shm_layout.segments import Segment, new_run_token, unlink_name
 from shm_layout.sync import futex_wake
-from shm_layout.topology import PlatformMap, Topology, validate_config
+from shm_layout.topology import PlatformMap, Topology, record_role, validate_config, write_boot_text
 
 from ..dfx import FLUSH_TIMEOUT_S, accounting, lane_statistics, salvage
 from ._trace_export import write_trace
@@ -101,14 +104,10 @@ class Platform:
     def _init_boot(self):
         boot = self.segments["boot"]
         hdr = boot.view(L.boot_header, 0, 1)
-        text = self.topo.to_json().encode()
-        if len(text) > L.BOOT_BYTES - L.BOOT_JSON_OFF:
-            raise PlatformError("topology too large for the boot block")
-        boot.u8[L.BOOT_JSON_OFF:L.BOOT_JSON_OFF + len(text)] = memoryview(text)
+        write_boot_text(boot, self.topo)          # the topology, with this process's start time
         hdr["version"] = L.VERSION
         hdr["state"] = L.BOOT_BOOTING
         hdr["supervisor_pid"] = self.pid
-        hdr["json_len"] = len(text)
         hdr["created_ns"] = time.time_ns()
         hdr["embedded"] = int(self.embedded)
         roles = boot.view(L.role_entry, L.BOOT_ROLES_OFF, L.BOOT_MAX_ROLES)
@@ -140,9 +139,13 @@ class Platform:
 
     def _spawn(self, index: int, argv: list) -> None:
         out = subprocess.DEVNULL if self.quiet_roles else None
-        p = subprocess.Popen([sys.executable, "-m"] + argv, stdin=subprocess.DEVNULL, stdout=out)
+        # a session of its own: a terminal's Ctrl-C (SIGINT to the foreground process group) or hangup
+        # reaches the user's program only; the supervisor decides, and the roles stop as on any stop
+        p = subprocess.Popen([sys.executable, "-m"] + argv, stdin=subprocess.DEVNULL, stdout=out,
+                             start_new_session=True)
         self.procs[index] = p
         self.pm.roles[index]["pid"] = p.pid
+        record_role(self.pm.boot, index, p.pid)   # its start time: a reused pid does not look alive
 
     def _start_roles(self):
         for a in range(self.topo.n_agents):

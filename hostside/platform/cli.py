@@ -19,8 +19,7 @@ import hdemu
 from shm_layout import layouts as L
 from shm_layout.errors import HdemuError, PlatformError
 from shm_layout.segments import Segment, list_segments, segment_uid, sweep
-from shm_layout.sync import pid_alive
-from shm_layout.topology import PlatformMap
+from shm_layout.topology import PlatformMap, run_alive
 
 from ._serve import request_shutdown
 from ._status import format_status, status
@@ -32,11 +31,13 @@ __all__ = ["main", "live_platforms"]
 
 def live_platforms(*, all_users: bool = False) -> list[dict]:
     """Every live platform (its supervisor alive) of this user, or of every user: name, supervisor
-    pid, standalone or embedded, owner uid, age in seconds."""
+    pid, standalone or embedded, owner uid, age in seconds. A supervisor whose pid now runs another
+    process (the start time recorded in the boot block differs) is dead; for another user's platform,
+    whose boot block we cannot read, the pid alone decides."""
     out = []
     me = os.getuid()
-    for name, pid, _tok in list_segments():
-        if not name.endswith("-boot") or not pid_alive(pid):
+    for name, pid, tok in list_segments():
+        if not name.endswith("-boot") or not run_alive(pid, tok):
             continue
         uid = segment_uid(name)
         if uid < 0 or (uid != me and not all_users):
@@ -156,7 +157,7 @@ def cmd_status(args) -> int:
 
 
 def cmd_clean(args) -> int:
-    removed = sweep()
+    removed = sweep(alive=run_alive)
     for n in removed:
         print(f"removed /dev/shm/{n}")
     if not args.quiet:
