@@ -7,13 +7,15 @@ Three segments (created by the supervisor when ``[platform.profiling] enabled = 
   ``k``, a pool block (active head, written by the device; free queue ``buffer_ptrs`` and ``tail``
   written by the host, ``head`` by the device), plus the ArgsDump arena cursors. Under SVM (a2a3)
   the host maps it directly; under non-SVM (a5) the host works on a private mirror and moves exactly
-  the fields it touches with ``write_range_to_device`` / ``read_range_from_device``.
+  the fields it touches with ``write_range_to_device`` / ``read_range_from_device``. At its end, one
+  ownership word per buffer (``buffer_owner``: which side holds it, for which thread, with which seq).
 * ``dfxbuf`` — the buffers (device memory too): per kind a slab of ``buffers_per_pool * T`` buffers,
   each a 64-byte buffer header followed by ``records_per_buffer`` records. A buffer pointer is a
   device address ``DFX_BUF_BASE + offset``; the host validates every pointer it reads.
 * ``dfxctl`` — control and mailboxes (coherent, like an interrupt line): per-thread wake words, the
   common-mode stall flag, lane and collector states, per-thread stall logs, and the device-local task
-  rings through which the command processor hands executed dispatches to the lanes.
+  rings through which the command processor hands executed dispatches to the lanes, and the host's
+  accounting: collected counters, corrupt flags, and what the host knows it lost (``pool_loss``).
 
 Ready queue: full when ``(tail + 1) % N == head``, empty when ``head == tail``.
 Free queue: empty when ``head == tail``, full when ``tail - head >= DfxGeometry.slots[kind]`` (``DEFAULT_SLOTS``: 4, ScopeStats 8; at most ``SLOT_MAX``; u32 counters).
@@ -38,13 +40,16 @@ DEFAULT_SLOTS = {K_AICPU_TASK: 4, K_AICORE_TASK: 4, K_PMU: 4, K_DEPGEN: 4, K_ARG
                  K_STALL: 4}
 
 # ---- DFX header ------------------------------------------------------------------------------------
+#: A ready-queue entry (device): the published buffer, its pool's seq and its record count (the same
+#: as in the buffer's header: the host rejects an entry whose buffer header disagrees).
 ready_entry = checked_dtype("ready_entry", [
     ("core_index", "<u4", 0), ("kind", "<u4", 4), ("buffer_ptr", "<u8", 8), ("buffer_seq", "<u4", 16),
-    ("pad", "<u4", 20)], itemsize=32)
+    ("record_count", "<u4", 20)], itemsize=32)
 pool_block = checked_dtype("pool_block", [
     # active head: device
     ("current_buf_ptr", "<u8", 0), ("current_buf_seq", "<u4", 8), ("current_count", "<u4", 12),
     ("total_record_count", "<u8", 16), ("dropped_record_count", "<u8", 24),
+    ("published_record_count", "<u8", 32),       # device: records published on the ready queue so far
     # free queue
     ("buffer_ptrs", ("<u8", (SLOT_MAX,)), 64),   # host
     ("head", "<u4", 128),                        # device
@@ -58,7 +63,41 @@ PB_REFILL = field_offset(pool_block, "refill_ns")
 arena_block = checked_dtype("arena_block", [
     ("arena_write_offset", "<u8", 0), ("published_payload_count", "<u8", 8),   # device
     ("completed_payload_count", "<u8", 64),                                   # host
+    ("ack_ns", "<u8", 72),                     # host: monotonic ns of the last ack (stored before the count)
 ], itemsize=128, align_hot=("completed_payload_count",))
+
+# ---- buffer ownership ------------------------------------------------------------------------------------
+#: One ownership word per buffer (``DfxBuffers.buffer_id``), at the end of dfxhdr: the state of the
+#: buffer, the AICPU thread it belongs to, and (CURRENT, READY) the pool seq it was claimed with. It is
+#: written whole, as one u64 (``buffer_owner_word``), by whichever side holds the buffer:
+#:   host:   FREE (handed to ``owner``'s free queue; before the tail publishes it), COLLECTED (taken
+#:           off a ready queue, its records on disk)
+#:   device: CURRENT (claimed from the free queue: the pop checks FREE and its own thread first),
+#:           READY (published on the owner's ready queue, before the tail moves)
+#: The host keeps its own table besides (``hostside.dfx``: on the device, with the collector,
+#: recycled) and takes a buffer off a ready queue only when both agree: a duplicated, foreign or
+#: stale entry is rejected without touching the buffer.
+buffer_owner = checked_dtype("buffer_owner", [
+    ("state", "<u2", 0),        # BUF_*
+    ("owner", "<u2", 2),        # the AICPU thread
+    ("seq", "<u4", 4),          # the pool seq (CURRENT, READY), else 0
+], itemsize=8)
+BUF_UNUSED, BUF_FREE, BUF_CURRENT, BUF_READY, BUF_COLLECTED = 0, 1, 2, 3, 4
+BUF_STATE_NAMES = {0: "unused", 1: "free", 2: "current", 3: "ready", 4: "collected"}
+_OWN_SHIFT = {f: buffer_owner.fields[f][1] * 8 for f in buffer_owner.names}
+_OWN_MASK = {f: (1 << (buffer_owner.fields[f][0].itemsize * 8)) - 1 for f in buffer_owner.names}
+
+
+def buffer_owner_word(state: int, owner: int, seq: int = 0) -> int:
+    """The u64 ownership word of a buffer (``buffer_owner``, little endian)."""
+    return ((state & _OWN_MASK["state"]) << _OWN_SHIFT["state"] | (owner & _OWN_MASK["owner"]) << _OWN_SHIFT["owner"]
+            | (seq & _OWN_MASK["seq"]) << _OWN_SHIFT["seq"])
+
+
+def buffer_owner_fields(word: int) -> tuple[int, int, int]:
+    """(state, owner, seq) of an ownership word."""
+    word = int(word)
+    return tuple((word >> _OWN_SHIFT[f]) & _OWN_MASK[f] for f in ("state", "owner", "seq"))
 
 # ---- control segment ---------------------------------------------------------------------------------
 ctl_header = checked_dtype("dfx_ctl_header", [
@@ -115,9 +154,43 @@ collected_counters = checked_dtype("collected_counters", [
 ], itemsize=N_KINDS * 8)
 corrupt_flag = checked_dtype("corrupt_flag", [
     ("corrupt", "<u8", 0),                   # collector
+    ("rejected", "<u8", 8),                  # collector: ready entries rejected that named no pool
 ], itemsize=64)
 _COLLECTED_W = word_of(collected_counters, "collected")
 _CORRUPT_W = word_of(corrupt_flag, "corrupt")
+#: What the host knows it lost, per (thread, kind) pool, after the corrupt flags (the collector; the
+#: supervisor's salvage goes on with it). With the device's ``published_record_count`` these explain
+#: every imbalance of ``collected + dropped == total`` (``hostside.dfx.accounting``):
+#: ``lost`` records of gaps in the pool's published sequence (``buffer_header.published_before``
+#: jumped: a deflated record count, a lost or rejected entry), ``overlap`` records collected beyond it
+#: (an inflated count), ``rejected`` ready entries (and why: ``causes``, LOSS_* bits), ArgsDump
+#: payloads rejected (``bad_payloads``: the record is collected, its payload is not), and records the
+#: host collected from a dead lane's current buffers (``adopted``).
+pool_loss = checked_dtype("pool_loss", [
+    ("lost", "<u8", 0),                      # collector / salvage
+    ("overlap", "<u8", 8),                   # collector / salvage
+    ("rejected", "<u8", 16),                 # collector / salvage
+    ("bad_payloads", "<u8", 24),             # collector
+    ("adopted", "<u8", 32),                  # collector / salvage
+    ("causes", "<u8", 40),                   # collector / salvage: LOSS_* bits
+], itemsize=64)
+LOSS_DUPLICATE = 1        # an entry named a buffer the host already holds (collected, recycled)
+LOSS_FOREIGN = 2          # an entry named a buffer handed to another thread, or never handed out
+LOSS_UNRELEASED = 4       # an entry named a buffer the device still holds (its word is not READY)
+LOSS_MALFORMED = 8        # an entry naming no pool or no buffer, or whose buffer header disagrees
+LOSS_BAD_PAYLOAD = 16     # an ArgsDump payload outside its arena
+LOSS_ADOPTED = 32         # a dead lane's current buffers were collected by the host
+LOSS_SALVAGED = 64        # the collector died: the supervisor salvaged the ready queue
+LOSS_COLLECTOR_ERROR = 128   # an unexpected error while draining the thread (it was marked corrupt)
+LOSS_NAMES = {LOSS_DUPLICATE: "duplicate entry", LOSS_FOREIGN: "foreign entry", LOSS_UNRELEASED: "entry for a buffer not released by the device",
+              LOSS_MALFORMED: "malformed entry", LOSS_BAD_PAYLOAD: "payload outside its arena",
+              LOSS_ADOPTED: "current buffers of a dead lane collected by the host",
+              LOSS_SALVAGED: "salvaged after the collector died", LOSS_COLLECTOR_ERROR: "collector error"}
+_LOSS_W = {f: word_of(pool_loss, f) for f in pool_loss.names}
+_REJECTED_W = word_of(corrupt_flag, "rejected")
+#: ``task_event.prev_did`` of a packet with no previous packet on its queue: not a dispatch id (agent
+#: 255 does not exist), while dispatch id 0 (agent 0, queue 0, packet 0) is a valid edge source.
+NO_PREV_DID = 0xFFFF_FFFF_FFFF_FFFF
 
 #: Every ``[platform.profiling]`` key with its default, from the schema in shm_layout.config.
 PROFILING_DEFAULTS = _config.profiling_defaults()
@@ -144,12 +217,14 @@ class DfxGeometry(DfxBuffers):
         self.policy[K_STALL] = "block_timeout"
 
         # dfxhdr: [ctl 64][heads T*64][tails T*64][entries T*N*32][pools T*K*256][arenas T*128]
+        #         [ownership words n_buffers*8]
         self.heads_off = 64
         self.tails_off = self.heads_off + self.T * 64
         self.entries_off = self.tails_off + self.T * 64
         self.pools_off = self.entries_off + self.T * self.N * 32
         self.arenas_off = self.pools_off + self.T * N_KINDS * 256
-        self.hdr_bytes = self.arenas_off + self.T * 128
+        self.owners_off = self.arenas_off + self.T * 128
+        self.hdr_bytes = self.owners_off + self.n_buffers * buffer_owner.itemsize
         # dfxctl: [header 256][lane status 64 * lanes][wake words T*64][stall logs T*(64+STALL_LOG*48)]
         #         [task rings n_rings * (128 + TASK_RING * 128)]
         self.n_rings = n_rings
@@ -162,7 +237,8 @@ class DfxGeometry(DfxBuffers):
         # host-written accounting: collected records per (thread, kind), corrupt flag per thread
         self.collected_off = self.rings_off + n_rings * self.ring_bytes
         self.corrupt_off = self.collected_off + self.T * N_KINDS * 8
-        self.ctl_bytes = self.corrupt_off + self.T * 64
+        self.loss_off = self.corrupt_off + self.T * corrupt_flag.itemsize
+        self.ctl_bytes = self.loss_off + self.T * N_KINDS * pool_loss.itemsize
 
     # offsets in dfxhdr
     def head_off(self, t):
@@ -202,6 +278,18 @@ class DfxGeometry(DfxBuffers):
     def corrupt_word(self, t):
         """Index, in a u64 view of dfxctl, of thread t's corrupt flag."""
         return (self.corrupt_off + t * corrupt_flag.itemsize) // 8 + _CORRUPT_W
+
+    def rejected_word(self, t):
+        """Index, in a u64 view of dfxctl, of thread t's count of rejected entries that named no pool."""
+        return (self.corrupt_off + t * corrupt_flag.itemsize) // 8 + _REJECTED_W
+
+    def loss_word(self, t, k, field):
+        """Index, in a u64 view of dfxctl, of ``field`` of pool (t, k)'s ``pool_loss``."""
+        return (self.loss_off + (t * N_KINDS + k) * pool_loss.itemsize) // 8 + _LOSS_W[field]
+
+    def owner_off(self, bid):
+        """Offset in dfxhdr of the ownership word of buffer ``bid`` (``buffer_id``)."""
+        return self.owners_off + bid * buffer_owner.itemsize
 
     def ring_of(self, agent: int, engine: int, engines_per_agent: int) -> int:
         return agent * engines_per_agent + engine

@@ -69,8 +69,13 @@ stall_record = checked_dtype("stall_record", [
     ("start_ns", "<u8", 16), ("end_ns", "<u8", 24),
     ("release_ns", "<u8", 32)],   # pop gate: when the host published the refill that ended it
     itemsize=48)
+#: Header of a published buffer (written by the device at publish; the records follow it).
+#: ``published_before`` is the number of records of the pool published before this buffer: on one
+#: ready queue a pool's buffers arrive in order, so the host sees a gap (a deflated record count, a
+#: lost or rejected entry) or an overlap (an inflated count) at the next buffer.
 buffer_header = checked_dtype("buffer_header", [
-    ("record_count", "<u4", 0), ("kind", "<u4", 4), ("seq", "<u4", 8), ("thread", "<u4", 12)],
+    ("record_count", "<u4", 0), ("kind", "<u4", 4), ("seq", "<u4", 8), ("thread", "<u4", 12),   # device
+    ("published_before", "<u8", 16)],                                                            # device
     itemsize=64)
 
 DEFAULT_RECORDS_PER_BUFFER = {K_AICPU_TASK: 1000, K_AICORE_TASK: 1024, K_PMU: 512, K_DEPGEN: 512,
@@ -113,12 +118,17 @@ class DfxBuffers:
         self.buf_bytes_of = {k: buffer_header.itemsize + self.per_buf[k] * self.rec_dtype[k].itemsize
                              for k in range(N_KINDS)}
         self.slab = {}   # (thread, kind) -> (offset, count)
+        self.first_id = {}   # (thread, kind) -> buffer id of its slab's first buffer (ids: 0 .. n_buffers-1)
         off = 0
+        n_ids = 0
         for t in range(self.T):
             for k in self.kinds:
                 n = STALL_POOL_BUFFERS if k == K_STALL else self.pool_size[t]
                 self.slab[(t, k)] = (off, n)
+                self.first_id[(t, k)] = n_ids
                 off += n * self.buf_bytes_of[k]
+                n_ids += n
+        self.n_buffers = n_ids
         self.arena_data_off = off
         self.buf_region_bytes = off + self.T * ARENA_BYTES
 
@@ -139,6 +149,12 @@ class DfxBuffers:
             raise ValueError(f"buffer pointer {addr:#x} is not a buffer of pool (thread {t}, kind "
                              f"{KIND_NAMES[k]})")
         return rel // size
+
+    def buffer_id(self, k, addr):
+        """The platform-wide id (0 .. n_buffers-1) of buffer ``addr`` of kind ``k``, or ValueError: the
+        index of its ownership word (``shm_layout.dfx.buffer_owner``)."""
+        t, i = self.check_buffer_kind(k, addr)
+        return self.first_id[(t, k)] + i
 
     def check_buffer_kind(self, k, addr):
         """(owning thread, index) of buffer ``addr`` among all buffers of kind ``k``, or ValueError."""

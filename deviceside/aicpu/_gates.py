@@ -4,9 +4,16 @@ common-mode park.
 Thread ``t`` owns ready queue ``t`` and, per subsystem kind, a pool (active buffer + free queue). At
 a buffer switch it follows the device order of the DFX backpressure design:
 
-    publish the full buffer:  entry -> clear the active head -> wmb -> advance queue_tails[t]
-                              (the PUSH gate runs before any of it)
-    claim a replacement:      rmb -> buffer_ptrs[head % SLOT] -> active head -> head + 1  (POP gate)
+    publish the full buffer:  header -> entry -> ownership word READY -> clear the active head -> wmb
+                              -> advance queue_tails[t]   (the PUSH gate runs before any of it)
+    claim a replacement:      rmb -> buffer_ptrs[head % SLOT] -> check its ownership word (FREE, this
+                              thread) -> CURRENT -> active head -> head + 1  (POP gate)
+
+Ownership (``shm_layout.dfx.buffer_owner``): a buffer is claimed only if the host handed it to this
+thread (its word says FREE and names this thread); anything else in the free queue (a buffer handed
+out twice, another thread's, a stale slot) is skipped and logged, never written into. The buffer header
+carries the pool's running count of published records (``published_before``) so the host can check
+the sequence.
 
 (The design document clears the current buffer after the tail advance; here the active head lets
 go first, because the collector counts each lane's holdings from it: see hostside.collector.top_up.)
@@ -22,7 +29,8 @@ the thread's stall log (thread, kind, gate, start, end, outcome, refill time) an
 stall pool's own waits, written in-band as a stall record.
 
 After a backstop expires the thread checks the collector's pid: if the host is gone it drops from
-then on without waiting (``host_gone``), and the lane exits or idles (``on_host_gone``).
+then on without waiting (``host_gone``), and the lane exits or idles (``on_host_gone``). A thread the
+collector marked corrupt (it no longer drains its queue) drops at once too, without waiting.
 """
 from __future__ import annotations
 
@@ -48,10 +56,12 @@ _PB_CUR_SEQ32 = L.word_of(D.pool_block, "current_buf_seq", 4)
 _PB_COUNT32 = L.word_of(D.pool_block, "current_count", 4)
 _PB_TOTAL64 = L.word_of(D.pool_block, "total_record_count")
 _PB_DROPPED64 = L.word_of(D.pool_block, "dropped_record_count")
+_PB_PUBLISHED64 = L.word_of(D.pool_block, "published_record_count")
 _PB_PTRS64 = L.word_of(D.pool_block, "buffer_ptrs")
 _PB_HEAD32 = L.word_of(D.pool_block, "head", 4)
 _PB_TAIL32 = L.word_of(D.pool_block, "tail", 4)
 _PB_REFILL64 = L.word_of(D.pool_block, "refill_ns")
+_AR_ACK64 = L.word_of(D.arena_block, "ack_ns")
 # a buffer: its header, then the records
 _BUF_HDR = L.struct_of(D.buffer_header)
 _BUF_RECORDS = D.buffer_header.itemsize
@@ -73,7 +83,7 @@ class Pool:
     """Device-side state of one (thread, kind) pool; the shared fields live in the DFX header."""
 
     __slots__ = ("t", "k", "off", "cap", "rsize", "dtype", "cur", "count", "seq", "total", "dropped",
-                 "budget", "policy", "slots", "view")
+                 "budget", "policy", "slots", "view", "published", "cur_own", "refill_i")
 
     def __init__(self, g: D.DfxGeometry, t: int, k: int):
         self.t, self.k = t, k
@@ -90,6 +100,9 @@ class Pool:
         self.policy = g.policy[k]
         self.slots = g.slots[k]
         self.view = None      # the active buffer's records
+        self.published = 0    # records published on the ready queue
+        self.cur_own = 0      # u64 index (dfxhdr) of the active buffer's ownership word
+        self.refill_i = self.off // 8 + _PB_REFILL64
 
 
 class GatedThread:
@@ -112,6 +125,9 @@ class GatedThread:
         self.i_tail = g.tail_off(t) // 4
         self.tail = self.h32[self.i_tail]
         self.host_gone = False
+        self.i_corrupt = g.corrupt_word(t)         # in lane.c64: the collector no longer drains us
+        self.arena_ack_i = g.arena_off(t) // 8 + _AR_ACK64
+        self.free_word = D.buffer_owner_word(D.BUF_FREE, t)     # a buffer the host handed to this thread
         self.status = lane.status
         self.i_backstops = lane.status_off // 8 + _LS_BACKSTOPS64
         stall = g.stall_log_off(t)
@@ -127,13 +143,16 @@ class GatedThread:
         return time.monotonic_ns() * self.g.freq_hz // 1_000_000_000
 
     # -- the two gates --------------------------------------------------------------------------------
-    def _gate(self, pool: Pool, gate: int, ready) -> bool:
-        """Block until ``ready()`` or the pool's budget runs out; True when ready."""
+    def _gate(self, pool: Pool, gate: int, ready, release_i: int | None = None) -> bool:
+        """Block until ``ready()`` or the pool's budget runs out; True when ready. ``release_i``: the
+        u64 word (dfxhdr) where the host stamps the publish that ends this wait (its release time)."""
         if ready():
             return True
-        if pool.budget == 0 or self.host_gone:
+        if pool.budget == 0 or self.host_gone or self.lane.c64[self.i_corrupt]:
             return False
         start_ns = time.monotonic_ns()
+        if ready():          # a release between the first look and the clock is no stall of ours
+            return True
         deadline = self.cycles() + pool.budget      # one budget, taken once, before the loop
         ctl = self.lane.ctl_hdr
         common = pool.policy == "common_mode"
@@ -157,7 +176,11 @@ class GatedThread:
                 fetch_add32(self.common_stall, -1)
                 notify(self.common_seq)
         end_ns = time.monotonic_ns()
-        release = self.h64[pool.off // 8 + _PB_REFILL64] if gate == D.GATE_POP else 0
+        release = 0
+        if ok and release_i is not None:
+            # the host stamps the time before it publishes, so the stamp may precede our clock by the
+            # few instructions between its stamp and its publish: the release was not before the stall
+            release = min(max(int(self.h64[release_i]), start_ns), end_ns)
         if pool.k != D.K_STALL:          # waits of the stall records' own pool are not stalls of a row
             self._log_stall(pool.k, gate, start_ns, end_ns, ok, release)
         if not ok:
@@ -199,12 +222,19 @@ class GatedThread:
         h32, i_head = self.h32, self.i_head
         if not self._gate(pool, D.GATE_PUSH, lambda: (self.tail + 1) % N != h32[i_head]):
             return False
-        _BUF_HDR.pack_into(self.lane.buf.buf, pool.cur - D.DFX_BUF_BASE, pool.count, pool.k, pool.seq, self.t)
-        _ENTRY.pack_into(self.hbuf, self.g.entry_off(self.t, self.tail), self.t, pool.k, pool.cur, pool.seq, 0)
+        _BUF_HDR.pack_into(self.lane.buf.buf, pool.cur - D.DFX_BUF_BASE, pool.count, pool.k, pool.seq, self.t,
+                           pool.published)
+        _ENTRY.pack_into(self.hbuf, self.g.entry_off(self.t, self.tail), self.t, pool.k, pool.cur, pool.seq,
+                         pool.count)
+        self.h64[pool.cur_own] = D.buffer_owner_word(D.BUF_READY, self.t, pool.seq)
+        pool.published += pool.count
+        i = pool.off // 8
+        self.h64[i + _PB_PUBLISHED64] = pool.published
         # the active head lets go of the buffer before the tail hands it over: the host counts a
         # lane's holdings (free entries + current buffer) and must never see a published buffer
         # still named current (it would under-fill a starving lane and leave it parked)
-        self.h64[pool.off // 8 + _PB_CUR_PTR64] = 0
+        self.h64[i + _PB_CUR_PTR64] = 0
+        self.h32[pool.off // 4 + _PB_COUNT32] = 0
         data_written()
         wmb()
         publish("queue_tails")
@@ -218,24 +248,35 @@ class GatedThread:
         h32 = self.h32
         i_head = pool.off // 4 + _PB_HEAD32
         i_tail = pool.off // 4 + _PB_TAIL32
-        if not self._gate(pool, D.GATE_POP, lambda: h32[i_head] != h32[i_tail]):
+        if not self._gate(pool, D.GATE_POP, lambda: h32[i_head] != h32[i_tail], pool.refill_i):
             return False
         rmb()
         head = h32[i_head]
         ptr = self.h64[pool.off // 8 + _PB_PTRS64 + head % pool.slots]
         try:
-            self.g.check_buffer_kind(pool.k, ptr)
+            own = self.g.owner_off(self.g.buffer_id(pool.k, ptr)) // 8
         except ValueError as exc:     # the host handed out a bad pointer: skip the entry, say so
             h32[i_head] = (head + 1) & 0xFFFFFFFF
             self.log.error("thread %d: free queue of %s gave a bad pointer: %s", self.t, D.KIND_NAMES[pool.k], exc)
             return False
+        word = self.h64[own]
+        if word != self.free_word:
+            # not handed to this thread (handed out twice, another thread's, a stale slot): never
+            # write into it
+            h32[i_head] = (head + 1) & 0xFFFFFFFF
+            state, owner, seq = D.buffer_owner_fields(word)
+            self.log.error("thread %d: free queue of %s gave buffer %#x, which is %s (thread %d, seq %d): skipped",
+                           self.t, D.KIND_NAMES[pool.k], ptr, D.BUF_STATE_NAMES.get(state, state), owner, seq)
+            return False
         pool.cur = ptr
+        pool.cur_own = own
         pool.count = 0
         pool.seq += 1
         pool.view = np.frombuffer(self.lane.buf.buf, dtype=pool.dtype, count=pool.cap,
                                   offset=ptr - D.DFX_BUF_BASE + _BUF_RECORDS)
         # the active head names the buffer BEFORE the head advances: a host that counts this lane's
         # holdings (free entries + current buffer) may over-count for a moment, never under-count
+        self.h64[own] = D.buffer_owner_word(D.BUF_CURRENT, self.t, pool.seq)
         self.h64[pool.off // 8 + _PB_CUR_PTR64] = ptr
         h32[pool.off // 4 + _PB_CUR_SEQ32] = pool.seq
         h32[i_head] = (head + 1) & 0xFFFFFFFF

@@ -1,10 +1,14 @@
 """An AICPU writer lane: one process with ``threads_per_lane`` AICPU threads (``AicpuThread``).
 
-The lane attaches to the platform, starts its threads, and when they have ended writes its totals
-into its ``lane_status`` (records, tasks, drops; ``stalls``, ``stall_ns`` and ``backstops`` are
-written by the threads as they happen) and its state: FLUSHED, or IDLE_HOST_GONE when a thread found
-the collector dead. Then it waits for ``stop`` or the supervisor's death (a lane whose host is gone
-waits only under ``on_host_gone = "idle"``) and exits.
+The lane attaches to the platform, starts its threads, and keeps its ``lane_status`` up to date:
+records and tasks as its threads consume task events (``publish_progress``), ``stalls``, ``stall_ns``
+and ``backstops`` as they happen; when the threads have ended it writes its totals (records, tasks,
+drops) and its state: FLUSHED, or IDLE_HOST_GONE when a thread found the collector dead. Then it
+waits for ``stop`` or the supervisor's death (a lane whose host is gone waits only under
+``on_host_gone = "idle"``) and exits.
+
+A lane ignores SIGINT (a terminal's Ctrl-C reaches the whole process group: the supervisor decides,
+and the lane stops as on any stop) and turns SIGTERM into ``stop``.
 """
 from __future__ import annotations
 
@@ -60,6 +64,13 @@ class Lane:
         self.first_thread = lane * tpl
         self.threads = [AicpuThread(self, t) for t in range(self.first_thread, self.first_thread + tpl)]
 
+    def publish_progress(self) -> None:
+        """Records and tasks so far into lane_status (each thread calls it; the sum is over all of them,
+        so whichever thread stores last stores a total that is at most a moment old)."""
+        st = self.status
+        st["tasks"] = sum(th.tasks for th in self.threads)
+        st["records"] = sum(th.records for th in self.threads)
+
     def collector_alive(self) -> bool:
         pid = int(self.ctl_hdr["collector_pid"][0])
         return pid != 0 and pid_alive(pid) and int(self.ctl_hdr["collector_state"][0]) != D.COL_DONE
@@ -112,6 +123,7 @@ def main(argv=None) -> int:
     if len(argv) != 2 or not argv[1].isdigit():
         print(USAGE, file=sys.stderr)
         return 2
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)      # Ctrl-C is the supervisor's to handle
     configure_stderr()
     try:
         lane = Lane(argv[0], int(argv[1]))

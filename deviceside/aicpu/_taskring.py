@@ -5,6 +5,15 @@ One single-producer, single-consumer ring per (agent, AQL engine) in the ``dfxct
 AICPU thread ``r % T``. The CP engine writes the event, then advances ``tail`` and notifies the
 thread's wake word; the thread reads events up to ``tail`` and advances ``head``. A full ring never
 blocks the GPU: the event is dropped and counted in ``dropped``, which the lane statistics report.
+Once the supervisor has marked the consuming lane dead (its role entry), every later event is
+counted in ``dropped`` too, instead of waiting in a ring nobody reads (the events left unread at its
+death are counted by ``hostside.dfx.lane_statistics``).
+
+``prev`` is the dispatch id of the previous packet of the queue (the DepGen edge). The command
+processor passes 0 when there is none, and 0 is also the id of packet 0 of agent 0's queue 0: the
+event carries ``shm_layout.dfx.NO_PREV_DID`` instead, and 0 only when it is that packet (a queue runs
+its packets in order from index 0, so a packet of agent 0's queue 0 with an index above 0 whose
+previous id is 0 follows packet 0).
 
 ``TaskRings`` is the producer (used by the command processor through ``deviceside.aicpu``); the
 consumer is ``AicpuThread.poll_tasks``. Both use the word indices and the event struct below.
@@ -28,6 +37,19 @@ TAIL = L.word_of(D.task_ring_header, "tail")
 DROPPED = L.word_of(D.task_ring_header, "dropped")
 
 
+#: Dispatch ids below this one, and above 0, are packets 1.. of agent 0's queue 0 (see ``prev``).
+_QUEUE0_END = L.dispatch_id(0, 1, 0)
+
+
+def _lane_role(pm, lane: int):
+    """Index of lane ``lane``'s role entry in the boot block, or None (lanes not started by the
+    supervisor: autostart = false)."""
+    for i in range(L.BOOT_MAX_ROLES):
+        if int(pm.roles[i]["kind"]) == L.ROLE_LANE and int(pm.roles[i]["agent"]) == lane:
+            return i
+    return None
+
+
 class TaskRings:
     """The producer side of one agent's task rings: one ring per AQL engine."""
 
@@ -35,23 +57,28 @@ class TaskRings:
         self.g = g
         self.ctl = pm.segs["dfxctl"]
         self.c64 = memoryview(self.ctl.buf).cast("Q")
-        self.rings = []       # per engine: (events offset, header's u64 index, consumer's wake word address)
-        for e in range(n_engines):
+        self.role_state = pm.roles["state"]     # the supervisor marks a dead role ROLE_DEAD
+        self.rings = []       # per engine: (events offset, header's u64 index, consumer's wake word address,
+        for e in range(n_engines):                                                 # consumer's role index)
             r = g.ring_of(agent, e, n_engines)
             base = g.task_ring_off(r)
             t = g.thread_of_ring(r)
-            self.rings.append((base + EVENTS_OFF, base // 8, self.ctl.addr + g.wake_word_off(t)))
+            self.rings.append((base + EVENTS_OFF, base // 8, self.ctl.addr + g.wake_word_off(t),
+                               _lane_role(pm, g.lane_of_thread(t))))
 
     def emit(self, engine, did, kobj, start, end, fetch, prev, grid, karg: bytes, ptype: int) -> bool:
-        """Publish one executed packet on ``engine``'s ring; False when it was dropped (ring full)."""
+        """Publish one executed packet on ``engine``'s ring; False when it was dropped (ring full, or
+        its lane dead). ``prev``: the queue's previous dispatch id, 0 for none (see the module)."""
         if engine >= len(self.rings):
             return False
-        events, hi, wake = self.rings[engine]
+        events, hi, wake, role = self.rings[engine]
         c64 = self.c64
         tail = c64[hi + TAIL]
-        if tail - c64[hi + HEAD] >= D.TASK_RING:
+        if tail - c64[hi + HEAD] >= D.TASK_RING or (role is not None and self.role_state[role] == L.ROLE_DEAD):
             c64[hi + DROPPED] += 1
             return False
+        if prev == 0 and not 0 < did < _QUEUE0_END:
+            prev = D.NO_PREV_DID
         EVENT.pack_into(self.ctl.buf, events + (tail % D.TASK_RING) * EVENT_BYTES, did, kobj, start, end, fetch,
                         prev, grid[0], grid[1], grid[2], len(karg), ptype, karg)
         c64[hi + TAIL] = tail + 1

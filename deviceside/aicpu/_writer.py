@@ -101,7 +101,7 @@ class AicpuThread(GatedThread):
         if phys == 0 and off:                  # a new lap overwrites the previous one: wait for acks
             self._switch(pool, replace=True)   # seal and publish the in-flight meta buffer
             published = h64[a + _AR_PUBLISHED]
-            ok = self._gate(pool, D.GATE_POP, lambda: h64[a + _AR_COMPLETED] >= published)
+            ok = self._gate(pool, D.GATE_POP, lambda: h64[a + _AR_COMPLETED] >= published, self.arena_ack_i)
             if not ok:
                 return None
         base = self.arena_data + phys
@@ -149,7 +149,7 @@ class AicpuThread(GatedThread):
                 r = np.zeros(1, D.scope_stats)
                 r[0] = (kobj, 1, t, end - start, end - start)
                 self.write(D.K_SCOPE_STATS, r)
-        if D.K_DEPGEN in self.pools and prev:
+        if D.K_DEPGEN in self.pools and prev != D.NO_PREV_DID:
             r = np.zeros(1, D.depgen)
             r[0] = (prev, did, D.EDGE_STREAM if ptype == _DISPATCH else D.EDGE_BARRIER, t)
             self.write(D.K_DEPGEN, r)
@@ -168,6 +168,8 @@ class AicpuThread(GatedThread):
                 head += 1
                 c64[hi + R.HEAD] = head
                 n += 1
+        if n:
+            self.lane.publish_progress()      # `hdemu status` shows the tasks as the lane goes
         return n
 
     def has_tasks(self) -> bool:
@@ -198,7 +200,7 @@ class AicpuThread(GatedThread):
         duration = prof["synthetic_duration_s"]
         batch = max(1, int(prof["synthetic_batch"]))
         seq = 0
-        kinds = sorted(self.pools)
+        kinds = sorted(k for k in self.pools if k != D.K_STALL)   # the stall pool carries stalls only
         templates = {k: np.zeros(batch, self.g.rec_dtype[k]) for k in kinds}
         ids = np.arange(batch, dtype=np.uint64)
         ctl = self.lane.ctl_hdr

@@ -2,11 +2,12 @@
 
 Threads:
 * drain shards ``s = 0 .. S-1``: shard ``s`` serves ready queues ``q = s, s + S, ...`` (start,
-  stride) and is the only runtime writer of those threads' free queues. ``process_entry`` resolves
-  and validates the buffer, reads it from the device (non-SVM), tops up the free queue the entry came
-  from out of the shard's own recycled lane, and hands the records to the subsystem's collector
-  (appended to ``<kind>.bin``). A top-up that runs dry records a *short site*; the short-site list is
-  retried after every sweep, so a starved lane recovers even while the shard is busy elsewhere.
+  stride) and is the only runtime writer of those threads' free queues. ``process_entry`` checks the
+  entry and the buffer's ownership on both sides (``_ownership``), reads the buffer from the device
+  (non-SVM), checks its header and the pool's published sequence, tops up the free queue the entry
+  came from out of the shard's own recycled lane, and appends the records to ``<kind>.bin``. A
+  top-up that runs dry records a *short site*; the short-site list is retried after every sweep, so
+  a starved lane recovers even while the shard is busy elsewhere.
 * the replenish thread: moves done buffers into recycled lanes, routed by ``select_recycled_shard``
   (largest deficit; the origin shard wins ties), tops lanes up to their watermark (allocating
   buffers when short), and runs ``publish_arena_acks`` (ArgsDump's completed_payload_count).
@@ -15,12 +16,28 @@ Threads:
 
 Coherence: every host read of a device-written field goes through ``read_range_from_device`` and
 every host write through ``write_range_to_device``, each of exactly the bytes it touches (no-ops
-under SVM). Every index and pointer read from the device is validated; a bad one marks that thread
-*corrupt* (reported, no longer drained) and the other threads keep flowing.
+under SVM). Every entry, pointer, count and payload read from the device is validated: a bad entry
+is rejected (counted against its pool with its cause, its buffer untouched unless the device did
+release it), a bad payload is skipped (the record is kept), and only a queue index outside its ring,
+or an unexpected error while draining a thread, marks that thread *corrupt* (reported, no longer
+drained). The other threads keep flowing.
+
+Durability: the outputs are unbuffered; a buffer's records (and payloads) are written to the file
+before its records are counted ``collected``, so whatever is counted is in the file even if the
+collector is killed right after. Then the buffer's ownership word says COLLECTED and the queue head
+moves: the supervisor's salvage of a dead collector skips what it collected. A SIGKILL between the
+file write and the count leaves that buffer in the file twice (salvage appends it again), never one
+counted and missing; one in the few instructions between the count and the word makes salvage count
+it again too, and the accounting reports it (an overlap of the pool's published sequence).
+
+Supervision: each drain shard contains the errors of the thread it drains (that thread is marked
+corrupt, the rest go on), and the main thread restarts a shard or the replenish thread that died.
 
 Shutdown handshake: the supervisor sets ``stop``; lanes publish their partial buffers and report
 FLUSHED (or exit); the collector drains until every lane is flushed or gone and every ready queue is
-empty, writes the outputs, and reports DONE. ``quiesce_req = g`` makes it drain everything queued
+empty, collects the current buffers of lanes that died (``adopt_dead_lanes``), writes the outputs,
+and reports DONE. SIGINT is ignored (a terminal's Ctrl-C is the supervisor's to handle), SIGTERM is
+a stop. ``quiesce_req = g`` makes it drain everything queued
 and answer ``quiesce_ack = g`` without retiring any thread.
 """
 from __future__ import annotations
@@ -43,21 +60,23 @@ from shm_layout.errors import HdemuError, PlatformError
 from shm_layout.logs import configure_stderr, role_logger
 from shm_layout.topology import PlatformMap
 
-from ._readers import accounting, read_stalls
+from ._accounting import accounting
+from ._deadlanes import DeadLanes
+from ._ownership import BufferTable, add_loss, check_sequence, reject
+from ._readers import read_stalls
+from ._replenish import REPLENISH_MIN_S, REPLENISH_PERIOD_S, Replenisher  # noqa: F401 (periods re-exported)
 from ._swimlane import write_swimlane
 
 _log = role_logger("collector")
 
 #: Longest sleep of an idle drain shard (a lane's publish wakes it at once through collector_wake).
 SHARD_SLICE_S = 0.25
-#: Replenish thread period: REPLENISH_MIN_S while buffers flow, doubling up to REPLENISH_PERIOD_S
-#: while idle (a short site, or a batch of done buffers, wakes it at once).
-REPLENISH_PERIOD_S = 0.25
-REPLENISH_MIN_S = 0.002
 #: Period of the collector's main thread (quiesce requests, the stop handshake).
 CONTROL_PERIOD_S = 0.05
 #: After ``stop``, the longest wait for lanes to flush before the collector gives up on them.
 FLUSH_TIMEOUT_S = 60.0
+#: Rejected entries logged per thread (then every LOG_EVERY-th): a lane gone mad must not flood stderr.
+LOG_FIRST, LOG_EVERY = 8, 1000
 
 # Everything read or written by hand below is derived from the declared layouts, once, here.
 _ENTRY = struct_of(D.ready_entry)
@@ -66,16 +85,25 @@ _BUF_HDR = struct_of(D.buffer_header)            # record_count, kind, seq, thre
 _BUF_RECORDS = D.buffer_header.itemsize          # a buffer's records follow its header
 _PB_CUR_PTR = offset_of(D.pool_block, "current_buf_ptr")
 _PB_PTR_BYTES = D.pool_block.fields["buffer_ptrs"][0].base.itemsize   # one free-queue slot
-_AB_COMPLETED = offset_of(D.arena_block, "completed_payload_count")
 _CTL_COLLECTOR_WAKE = offset_of(D.ctl_header, "collector_wake")
 _PAYLOAD_HDR = struct_of(D.payload_file_header)  # task_id, thread, length (args_payload.bin)
 
 
 class CorruptLane(Exception):
-    pass
+    """A thread's queue indices are broken: it is no longer drained."""
 
 
-class Collector:
+def _write_all(f, data) -> None:
+    """Write all of ``data`` to the unbuffered file ``f`` (a raw write may be short)."""
+    mv = memoryview(data).cast("B")
+    while len(mv):
+        mv = mv[f.write(mv):]
+
+
+class Collector(Replenisher, DeadLanes):
+    """The collector of one platform's DFX pipeline (the replenish thread's part: ``Replenisher``; the
+    current buffers of dead lanes: ``DeadLanes``)."""
+
     def __init__(self, boot_name: str, out_dir: str | None = None):
         self.pm = PlatformMap.attach(boot_name)
         g = self.pm.topo.dfx
@@ -109,7 +137,11 @@ class Collector:
         self.corrupt: dict[int, str] = {}
         self.collected = {(t, k): 0 for t in range(g.T) for k in g.kinds}
         self.completed_payloads = [0] * g.T
-        self.stats = {"entries": 0, "buffers_bytes": 0, "short_sites": 0, "retries_ok": 0, "sweeps": 0}
+        self.stats = {"entries": 0, "buffers_bytes": 0, "short_sites": 0, "retries_ok": 0, "sweeps": 0,
+                      "rejected": 0, "bad_payloads": 0, "adopted": 0, "restarts": 0}
+        self.table = BufferTable(g)
+        self.rejections = [0] * g.T
+        self.threads: dict[str, threading.Thread] = {}
         self.running = True
         self.files = {}
         self.skip_writeback = g.prof["skip_writeback_thread"]
@@ -130,18 +162,33 @@ class Collector:
             return            # injected bug: this write never reaches a non-SVM device
         self.hdr.write_range_to_device(off, 4)
 
+    def host_put_u64(self, off: int, v: int) -> None:
+        self.h64[off // 8] = v
+        self.hdr.write_range_to_device(off, 8)
+
     def wake_thread(self, t: int) -> None:
         notify(self.wake_addrs[t])
+
+    def wake_all(self) -> None:
+        """Wake the drain shards (and every AICPU thread parked at a gate)."""
+        notify(self.collector_wake)
+        for t in range(self.g.T):
+            self.wake_thread(t)
 
     # -- outputs --------------------------------------------------------------------------------------
     def _open_outputs(self):
         os.makedirs(self.out_dir, exist_ok=True)
+        # unbuffered: what is counted collected has been written (see the module: durability)
         for k in self.g.kinds:
-            self.files[k] = open(os.path.join(self.out_dir, f"{D.KIND_NAMES[k]}.bin"), "wb")
-        self.files["payload"] = open(os.path.join(self.out_dir, "args_payload.bin"), "wb")
+            self.files[k] = open(os.path.join(self.out_dir, f"{D.KIND_NAMES[k]}.bin"), "wb", buffering=0)
+        self.files["payload"] = open(os.path.join(self.out_dir, "args_payload.bin"), "wb", buffering=0)
         fmt = {D.KIND_NAMES[k]: self.g.rec_dtype[k].descr for k in self.g.kinds}
         with open(os.path.join(self.out_dir, "format.json"), "w") as f:
             json.dump({"kinds": fmt, "arch": self.g.arch}, f)
+
+    def write_records(self, k: int, recs) -> None:
+        """Append records of kind k to ``<kind>.bin`` (unbuffered: written when this returns)."""
+        _write_all(self.files[k], recs)
 
     def publish_collected(self, t, k, n):
         self.collected[(t, k)] += n
@@ -149,7 +196,8 @@ class Collector:
 
     # -- buffers ----------------------------------------------------------------------------------------
     def allocate(self, t: int, k: int):
-        """A never-used buffer of pool (t, k), or None when its pool is exhausted."""
+        """A never-used buffer of pool (t, k), or None when its pool is exhausted (the caller hands it
+        out or recycles it)."""
         with self.alloc_lock:
             i = self.allocated[(t, k)]
             if i >= self.g.slab[(t, k)][1]:
@@ -161,24 +209,33 @@ class Collector:
         return t % self.S
 
     def push_free(self, t: int, k: int, addr: int) -> None:
-        po = self.g.pool_off(t, k)
+        """Hand buffer ``addr`` to thread t: its slot, its ownership word (FREE, t) and the refill
+        time, then (wmb) the tail that publishes them."""
+        g = self.g
+        bid = g.buffer_id(k, addr)
+        self.table.hand(bid, t)
+        po = g.pool_off(t, k)
         tail = self.free_tails[(t, k)]
-        slot_off = po + D.PB_PTRS + (tail % self.g.slots[k]) * _PB_PTR_BYTES
+        slot_off = po + D.PB_PTRS + (tail % g.slots[k]) * _PB_PTR_BYTES
         self.h64[slot_off // 8] = addr
         self.hdr.write_range_to_device(slot_off, _PB_PTR_BYTES)
+        self.host_put_u64(g.owner_off(bid), D.buffer_owner_word(D.BUF_FREE, t))
+        # the refill time before the tail: a thread that sees the tail move sees its time
+        self.host_put_u64(po + D.PB_REFILL, time.monotonic_ns())
         data_written()
         wmb()
         publish("free_queue.tail")
         tail = (tail + 1) & 0xFFFFFFFF
         self.free_tails[(t, k)] = tail
         self.host_put_u32(po + D.PB_TAIL, tail, t=t)
-        self.h64[(po + D.PB_REFILL) // 8] = time.monotonic_ns()
-        self.hdr.write_range_to_device(po + D.PB_REFILL, 8)
 
     def top_up(self, s: int, t: int, k: int) -> bool:
         """Fill the free queue of (t, k) from shard s's recycled lane; False when the lane ran dry."""
         po = self.g.pool_off(t, k)
         head = self.dev_u32(po + D.PB_HEAD)
+        if (self.free_tails[(t, k)] - head) & 0xFFFFFFFF > self.g.slots[k]:
+            raise CorruptLane(f"free queue head {head} of {D.KIND_NAMES[k]} is outside [tail - "
+                              f"{self.g.slots[k]}, tail = {self.free_tails[(t, k)]}]")
         holding = 1 if self.dev_u64(po + _PB_CUR_PTR) else 0   # the lane's current buffer (read after the head)
         lane = self.recycled[(k, s)]
         pushed = False
@@ -210,51 +267,98 @@ class Collector:
 
     # -- drain shards ------------------------------------------------------------------------------------
     def process_entry(self, s: int, t: int, entry, short: list) -> None:
-        core, k, ptr, seq, _pad = entry
-        if core != t:
-            raise CorruptLane(f"ready entry names core {core}, not thread {t}")
-        if k not in self.g.kinds:
-            raise CorruptLane(f"ready entry kind {k} is not an enabled subsystem kind")
+        """One ready entry of thread t: take its buffer if both sides agree it was released by t,
+        write its records if its header is sound, count them collected, recycle the buffer."""
+        core, k, ptr, seq, count = entry
+        g = self.g
+        if core != t or k not in g.kinds:
+            return self.reject(t, None if k not in g.kinds else k, D.LOSS_MALFORMED,
+                               f"entry names core {core} and kind {k} on the ready queue of thread {t}")
         try:
-            self.g.check_buffer_kind(k, ptr)
+            bid = g.buffer_id(k, ptr)
         except ValueError as exc:
-            raise CorruptLane(str(exc)) from None
+            return self.reject(t, k, D.LOSS_MALFORMED, str(exc))
+        bad = self.table.check_returned(bid, t)
+        if bad is not None:
+            return self.reject(t, k, bad[0], f"buffer {ptr:#x} (seq {seq}): {bad[1]}")
+        own = g.owner_off(bid)
+        word = self.dev_u64(own)
+        if word != D.buffer_owner_word(D.BUF_READY, t, seq):
+            state, owner, wseq = D.buffer_owner_fields(word)
+            return self.reject(t, k, D.LOSS_UNRELEASED,
+                               f"buffer {ptr:#x} (seq {seq}) is {D.BUF_STATE_NAMES.get(state, state)} on the "
+                               f"device (thread {owner}, seq {wseq}), not ready")
+        self.table.take(bid)                     # the buffer is the host's now, whatever its contents
         off = ptr - D.DFX_BUF_BASE
         self.buf.read_range_from_device(off, _BUF_HDR.size)
-        count, bk, bseq, bthread = _BUF_HDR.unpack_from(self.buf.host, off)
-        cap = self.g.per_buf[k]
-        if count > cap or bk != k or bseq != seq:
-            raise CorruptLane(f"buffer {ptr:#x} header (count {count}, kind {bk}, seq {bseq}) does not "
-                              f"match its entry (kind {k}, seq {seq}, capacity {cap})")
-        dt = self.g.rec_dtype[k]
-        nbytes = count * dt.itemsize
-        rec0 = off + _BUF_RECORDS
-        self.buf.read_range_from_device(rec0, nbytes)
-        recs = self.buf.host[rec0:rec0 + nbytes].view(dt)
-        # top up the free queue this entry came from, out of this shard's recycled lane
-        if not self.top_up(s, t, k):
-            short.append((t, k))
-            self.stats["short_sites"] += 1
-        # hand the records to the subsystem's collector (durably appended), then the buffer is done
-        with self.out_lock:
-            self.files[k].write(memoryview(recs).cast("B"))
-            if k == D.K_ARGS_DUMP and count:
-                self._collect_payloads(t, recs)
-        self.publish_collected(t, k, count)
-        self.stats["buffers_bytes"] += nbytes
+        hcount, bk, bseq, bthread, before = _BUF_HDR.unpack_from(self.buf.host, off)
+        cap = g.per_buf[k]
+        sound = hcount == count and count <= cap and bk == k and bseq == seq and bthread == t
+        try:
+            if not self.top_up(s, t, k):         # refill the device first: it may be parked
+                short.append((t, k))
+                self.stats["short_sites"] += 1
+        except CorruptLane as exc:
+            self.mark_corrupt(t, str(exc))
+        if sound:
+            dt = g.rec_dtype[k]
+            nbytes = count * dt.itemsize
+            rec0 = off + _BUF_RECORDS
+            self.buf.read_range_from_device(rec0, nbytes)
+            recs = self.buf.host[rec0:rec0 + nbytes].view(dt)
+            with self.out_lock:                  # on disk before it is counted (see the module)
+                if k == D.K_ARGS_DUMP and count:
+                    self._collect_payloads(t, recs)
+                self.write_records(k, recs)
+            gap = check_sequence(self.c64, g, t, k, self.collected[(t, k)], before)
+            if gap:
+                self._log_rejection(t, "pool %s of thread %d: buffer seq %d starts at record %d of the published "
+                                    "sequence, %d %s than expected (%s)", D.KIND_NAMES[k], t, seq, before, abs(gap),
+                                    "later" if gap > 0 else "earlier",
+                                    "records lost" if gap > 0 else "records collected twice")
+            self.publish_collected(t, k, count)
+            self.stats["buffers_bytes"] += nbytes
+        else:
+            self.reject(t, k, D.LOSS_MALFORMED,
+                        f"buffer {ptr:#x} header (count {hcount}, kind {bk}, seq {bseq}, thread {bthread}) does not "
+                        f"match its entry (count {count}, kind {k}, seq {seq}, thread {t}, capacity {cap})")
+        self.host_put_u64(own, D.buffer_owner_word(D.BUF_COLLECTED, t, seq))
         self.done.append((ptr, k, t, s))
-        if short or len(self.done) >= self.S * len(self.g.kinds):
+        if short or len(self.done) >= self.S * len(g.kinds):
             self.done_event.set()        # a starved lane, or enough done to be worth a round
 
+    def reject(self, t: int, k, cause: int, why: str) -> None:
+        """Count a rejected entry of thread t against its pool (or the thread) and say why."""
+        reject(self.c64, self.g, t, k, cause)
+        self.stats["rejected"] += 1
+        self._log_rejection(t, "thread %d: ready entry rejected (%s): %s", t, D.LOSS_NAMES[cause], why)
+
+    def _log_rejection(self, t: int, fmt: str, *args) -> None:
+        n = self.rejections[t]
+        self.rejections[t] = n + 1
+        if n < LOG_FIRST or n % LOG_EVERY == 0:
+            _log.error(fmt, *args)
+
     def _collect_payloads(self, t, recs):
+        """Append each record's payload (its header, then its bytes) to args_payload.bin; a payload
+        that does not lie in the thread's arena is skipped and counted (the record is kept)."""
         base = self.g.arena_data(t)
+        f = self.files["payload"]
         for r in recs:
             n = int(r["payload_len"])
             if n:
-                phys = base + int(r["payload_offset"]) % D.ARENA_BYTES
-                self.buf.read_range_from_device(phys, n)
-                self.files["payload"].write(_PAYLOAD_HDR.pack(int(r["task_id"]), t, n))
-                self.files["payload"].write(self.buf.host[phys:phys + n].tobytes())
+                phys = int(r["payload_offset"]) % D.ARENA_BYTES
+                if phys + n > D.ARENA_BYTES:
+                    add_loss(self.c64, self.g, t, D.K_ARGS_DUMP, "bad_payloads", 1, D.LOSS_BAD_PAYLOAD)
+                    self.stats["bad_payloads"] += 1
+                    self._log_rejection(t, "thread %d: ArgsDump payload of task %#x (offset %d, %d bytes) is "
+                                        "outside its %d-byte arena: skipped", t, int(r["task_id"]),
+                                        int(r["payload_offset"]), n, D.ARENA_BYTES)
+                else:
+                    phys += base
+                    self.buf.read_range_from_device(phys, n)
+                    _write_all(f, _PAYLOAD_HDR.pack(int(r["task_id"]), t, n))
+                    _write_all(f, self.buf.host[phys:phys + n])
             self.completed_payloads[t] += 1
 
     def drain_queue(self, s: int, t: int, short: list) -> int:
@@ -264,7 +368,7 @@ class Collector:
             raise CorruptLane(f"queue_tails[{t}] = {tail} is outside [0, {g.N})")
         head = self.heads[t]
         n = 0
-        while head != tail:
+        while head != tail and t not in self.corrupt:
             eo = g.entry_off(t, head)
             self.hdr.read_range_from_device(eo, _ENTRY_BYTES)
             rmb()
@@ -279,11 +383,15 @@ class Collector:
             self.wake_thread(t)
         return n
 
-    def mark_corrupt(self, t: int, why: str) -> None:
+    def mark_corrupt(self, t: int, why: str, cause: int = 0) -> None:
         if t not in self.corrupt:
             self.corrupt[t] = why
+            if cause:
+                for k in self.g.kinds:
+                    add_loss(self.c64, self.g, t, k, "causes", 0, cause)
             self.c64[self.g.corrupt_word(t)] = 1
             _log.error("AICPU thread %d is corrupt and no longer drained: %s", t, why)
+            self.wake_thread(t)          # its gates now drop at once instead of waiting for us
 
     def sweep(self, s: int, queues, short: list) -> int:
         did = 0
@@ -294,13 +402,21 @@ class Collector:
                 did += self.drain_queue(s, t, short)
             except CorruptLane as exc:
                 self.mark_corrupt(t, str(exc))
+            except Exception as exc:  # noqa: BLE001 - contain it to the thread it came from
+                _log.exception("drain shard %d: error while draining thread %d", s, t)
+                self.mark_corrupt(t, f"collector error: {type(exc).__name__}: {exc}", D.LOSS_COLLECTOR_ERROR)
         # retry the short sites after every sweep (not only idle ones)
         if short:
             still = []
             for site in short:
                 if site[0] in self.corrupt or site in still:
                     continue
-                if self.top_up(s, *site):
+                try:
+                    ok = self.top_up(s, *site)
+                except CorruptLane as exc:
+                    self.mark_corrupt(site[0], str(exc))
+                    continue
+                if ok:
                     self.stats["retries_ok"] += 1
                 else:
                     still.append(site)
@@ -335,73 +451,6 @@ class Collector:
                        SHARD_SLICE_S if not short else 0.0005, spin_s=50e-6, slice_s=SHARD_SLICE_S)
         self.sweep(s, queues, short)
 
-    # -- replenish thread -------------------------------------------------------------------------------
-    def watermark(self, k: int, s: int) -> int:
-        """Buffers shard s's recycled lane of kind k should hold: enough to refill each of its
-        lanes' free queues once, so that the steady-state top-up finds what it needs."""
-        return sum(min(self.g.slots[k], self.g.slab[(t, k)][1]) for t in self.queues_of(s))
-
-    def deficit(self, k: int, s: int) -> int:
-        """How many buffers shard s's recycled lane of kind k lacks: its watermark plus its starved
-        (short) sites minus what it holds. A starved shard has the largest deficit by construction."""
-        return self.watermark(k, s) + self.short_count.get((k, s), 0) - len(self.recycled[(k, s)])
-
-    def select_recycled_shard(self, k: int, origin: int) -> int:
-        """The recycled lane a done buffer goes to: the largest deficit, the origin shard winning ties."""
-        best, best_def = origin, self.deficit(k, origin)
-        for s in range(self.S):
-            d = self.deficit(k, s)
-            if d > best_def:
-                best, best_def = s, d
-        return best
-
-    def drain_done_into_recycled(self) -> int:
-        n = 0
-        while True:
-            try:
-                ptr, k, _t, origin = self.done.popleft()
-            except IndexError:
-                return n
-            self.recycled[(k, self.select_recycled_shard(k, origin))].append(ptr)
-            n += 1
-
-    def top_up_recycled(self) -> None:
-        for (k, s), lane in self.recycled.items():
-            want = self.watermark(k, s) - len(lane)
-            for t in self.queues_of(s):
-                while want > 0:
-                    b = self.allocate(t, k)
-                    if b is None:
-                        break
-                    lane.append(b)
-                    want -= 1
-
-    def publish_arena_acks(self) -> None:
-        if D.K_ARGS_DUMP not in self.g.kinds:
-            return
-        for t in range(self.g.T):
-            off = self.g.arena_off(t) + _AB_COMPLETED
-            if int(self.h64[off // 8]) != self.completed_payloads[t]:
-                self.h64[off // 8] = self.completed_payloads[t]
-                self.hdr.write_range_to_device(off, 8)
-                self.wake_thread(t)
-
-    def replenish_main(self) -> None:
-        period = REPLENISH_MIN_S
-        while self.running:
-            moved = self.drain_done_into_recycled()
-            self.top_up_recycled()
-            self.publish_arena_acks()
-            if moved:
-                notify(self.collector_wake)   # shards with short sites retry now
-                period = REPLENISH_MIN_S
-            else:                             # back off while nothing flows; a short site wakes it
-                self.done_event.wait(period)
-                self.done_event.clear()
-                period = min(period * 2, REPLENISH_PERIOD_S)
-        self.drain_done_into_recycled()
-        self.publish_arena_acks()
-
     # -- life cycle ------------------------------------------------------------------------------------------
     def lanes_finished(self) -> bool:
         for i in range(self.g.prof["lanes"]):
@@ -417,23 +466,64 @@ class Collector:
     def all_drained(self) -> bool:
         return not self.pending(range(self.g.T))
 
+
+    # -- threads and their supervision ----------------------------------------------------------------
+    def _thread_targets(self) -> dict:
+        t = {f"drain{s}": (self.shard_main, (s,)) for s in range(self.S)}
+        t["replenish"] = (self.replenish_main, ())
+        return t
+
+    def _spawn(self, name: str) -> None:
+        fn, args = self._thread_targets()[name]
+
+        def body():
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - said here; the main thread restarts it (supervise_threads)
+                _log.exception("collector thread %s died", name)
+        th = threading.Thread(target=body, name=name, daemon=True)
+        self.threads[name] = th
+        th.start()
+
+    def start_threads(self) -> None:
+        """The drain shards and the replenish thread."""
+        self.running = True
+        for name in self._thread_targets():
+            self._spawn(name)
+
+    def supervise_threads(self) -> int:
+        """Restart every collector thread that died while the collector runs; returns how many."""
+        n = 0
+        for name, th in list(self.threads.items()):
+            if self.running and not th.is_alive():
+                _log.error("collector thread %s is dead: restarting it", name)
+                self.stats["restarts"] += 1
+                self._spawn(name)
+                n += 1
+        return n
+
+    def stop_threads(self) -> None:
+        self.running = False
+        self.wake_all()
+        self.done_event.set()
+        for th in self.threads.values():
+            th.join(10)
+
+    # -- life cycle ------------------------------------------------------------------------------------------
     def run(self) -> int:
         sys.setswitchinterval(0.0005)
         self._open_outputs()
         self.proactive_replenish()
         self.ctl_hdr["collector_pid"] = os.getpid()
         self.ctl_hdr["collector_state"] = D.COL_RUNNING
-        ts = [threading.Thread(target=self.shard_main, args=(s,), name=f"drain{s}", daemon=True)
-              for s in range(self.S)]
-        ts.append(threading.Thread(target=self.replenish_main, name="replenish", daemon=True))
-        for t in ts:
-            t.start()
+        self.start_threads()
         sup = int(self.pm.boot_hdr["supervisor_pid"][0])
         stop_seen = None
         tick = 0
         while True:
             time.sleep(CONTROL_PERIOD_S)
             tick += 1
+            self.supervise_threads()
             q = int(self.ctl_hdr["quiesce_req"][0])
             if q != self.quiesce_seen:
                 while not self.all_drained():
@@ -445,10 +535,8 @@ class Collector:
                 self.ctl_hdr["collector_state"] = D.COL_DRAINING
                 if (self.lanes_finished() and self.all_drained()) or time.monotonic() - stop_seen > FLUSH_TIMEOUT_S:
                     break
-        self.running = False
-        notify(self.collector_wake)
-        for t in ts:
-            t.join(10)
+        self.stop_threads()
+        self.adopt_dead_lanes()
         self.write_outputs()
         self.ctl_hdr["collector_state"] = D.COL_DONE
         return 0
@@ -457,6 +545,9 @@ class Collector:
         for f in self.files.values():
             f.close()
         summary = accounting(self.pm)
+        for im in summary["imbalances"]:
+            _log.error("pool (thread %d, %s) is unbalanced by %d records: %s", im["thread"], im["kind"],
+                       im["missing"], "; ".join(im["causes"]))
         summary["corrupt_threads"] = {str(t): why for t, why in self.corrupt.items()}
         summary["collector"] = dict(self.stats)
         summary["arch"] = self.g.arch
@@ -484,6 +575,7 @@ def main(argv=None) -> int:
     except HdemuError as exc:
         _log.error("cannot start: %s", exc)
         return 1
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)      # Ctrl-C is the supervisor's to handle
     _signal.signal(_signal.SIGTERM, lambda *_: col.ctl_hdr.__setitem__("stop", 1))
     return col.run()
 

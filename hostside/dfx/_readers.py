@@ -1,5 +1,6 @@
-"""Readers of a DFX run, for the supervisor, ``hdemu status`` and tests: per-pool accounting, lane
-statistics, the stall log, salvage after a dead collector, and the collector's output files."""
+"""Readers of a DFX run, for the supervisor, ``hdemu status`` and tests: lane statistics, the stall
+log and the collector's output files (the per-pool accounting and the salvage after a dead collector
+are ``_accounting``'s; re-exported here)."""
 from __future__ import annotations
 
 import json
@@ -8,37 +9,23 @@ import os
 import numpy as np
 
 from shm_layout import dfx as D
-from shm_layout.layouts import struct_of, word_of
+from shm_layout.layouts import word_of
+
+from ._accounting import accounting, lane_dead, salvage
 
 __all__ = ["accounting", "lane_statistics", "read_stalls", "salvage", "load_output"]
 
 # Everything read by hand below is derived from the declared layouts, once, here.
-_ENTRY = struct_of(D.ready_entry)
-_BH_COUNT = struct_of(D.buffer_header, "record_count", "record_count")
-_BUF_RECORDS = D.buffer_header.itemsize          # a buffer's records follow its header
 _RING_DROPPED64 = word_of(D.task_ring_header, "dropped")
+_RING_HEAD64 = word_of(D.task_ring_header, "head")
+_RING_TAIL64 = word_of(D.task_ring_header, "tail")
 _STALL_RECORDS = D.stall_log_header.itemsize     # a stall log's records follow its header
 
 
-def accounting(pm) -> dict:
-    """Per pool: total and dropped (device counters) and collected (host counter)."""
-    g = pm.topo.dfx
-    hdr = pm.segs["dfxhdr"]
-    ctl = pm.segs["dfxctl"]
-    c64 = ctl.u8.view(np.uint64)
-    pools = []
-    for t in range(g.T):
-        for k in g.kinds:
-            pb = hdr.view(D.pool_block, g.pool_off(t, k), 1)[0]
-            collected = int(c64[g.collected_word(t, k)])
-            pools.append({"thread": t, "kind": D.KIND_NAMES[k], "total": int(pb["total_record_count"]),
-                          "dropped": int(pb["dropped_record_count"]), "collected": collected,
-                          "in_buffer": int(pb["current_count"])})
-    return {"pools": pools}
-
-
 def lane_statistics(pm) -> list[dict]:
-    """Per lane: pid, state, records, drops, stalls, stall time, tasks, expired backstops."""
+    """Per lane: pid, state, records, drops, stalls, stall time, tasks (published as the lane goes),
+    expired backstops, and task events dropped: refused on a full ring or a dead lane, plus, for a
+    dead lane, the events left unread in its rings."""
     g = pm.topo.dfx
     ctl = pm.segs["dfxctl"]
     out = []
@@ -53,9 +40,16 @@ def lane_statistics(pm) -> list[dict]:
                 total += int(pb["total_record_count"])
                 dropped += int(pb["dropped_record_count"])
         c64 = ctl.u8.view(np.uint64)
-        ring_drops = sum(int(c64[g.task_ring_off(r) // 8 + _RING_DROPPED64]) for r in range(g.n_rings)
-                         if g.thread_of_ring(r) in threads)
-        out.append({"lane": i, "pid": int(st["pid"]), "state": D.LANE_STATE_NAMES.get(int(st["state"]), "?"),
+        dead = lane_dead(st)
+        ring_drops = 0
+        for r in range(g.n_rings):
+            if g.thread_of_ring(r) in threads:
+                hi = g.task_ring_off(r) // 8
+                ring_drops += int(c64[hi + _RING_DROPPED64])
+                if dead:            # nobody will ever read them
+                    ring_drops += int(c64[hi + _RING_TAIL64]) - int(c64[hi + _RING_HEAD64])
+        state = D.LANE_STATE_NAMES.get(int(st["state"]), "?")
+        out.append({"lane": i, "pid": int(st["pid"]), "state": "dead" if dead else state,
                     "records": total, "drops": dropped, "stalls": int(st["stalls"]),
                     "stall_ms": int(st["stall_ns"]) / 1e6, "backstops": int(st["backstops"]),
                     "tasks": int(st["tasks"]), "task_events_dropped": ring_drops})
@@ -78,52 +72,6 @@ def read_stalls(pm) -> list[dict]:
                         "outcome": "recovered" if int(r["outcome"]) == D.STALL_RECOVERED else "expired",
                         "release_ns": int(r["release_ns"])})
     return sorted(out, key=lambda r: r["start_ns"])
-
-
-def salvage(pm, out_dir: str) -> int:
-    """Run by the supervisor when the collector died: append every buffer still published on a ready
-    queue (from the device's queue_heads to queue_tails) to the output and count it collected, so
-    that collected + dropped == total holds. Returns the number of records salvaged."""
-    g = pm.topo.dfx
-    hdr = pm.segs["dfxhdr"]
-    buf = pm.segs["dfxbuf"]
-    c64 = pm.segs["dfxctl"].u8.view(np.uint64)
-    h32 = hdr.u8.view(np.uint32)
-    os.makedirs(out_dir, exist_ok=True)
-    n_total = 0
-    files = {}
-    try:
-        for t in range(g.T):
-            if c64[g.corrupt_word(t)]:
-                continue
-            head, tail = int(h32[g.head_off(t) // 4]), int(h32[g.tail_off(t) // 4])
-            if head >= g.N or tail >= g.N:
-                continue
-            while head != tail:
-                core, k, ptr, seq, _p = _ENTRY.unpack_from(hdr.buf, g.entry_off(t, head))
-                head = (head + 1) % g.N
-                try:
-                    g.check_buffer_kind(k, ptr)
-                except (ValueError, KeyError):
-                    continue
-                off = ptr - D.DFX_BUF_BASE
-                count, = _BH_COUNT.unpack_from(buf.buf, off)
-                if core != t or count > g.per_buf[k]:
-                    continue
-                dt = g.rec_dtype[k]
-                rec0 = off + _BUF_RECORDS
-                data = buf.u8[rec0:rec0 + count * dt.itemsize]
-                f = files.get(k)
-                if f is None:
-                    f = files[k] = open(os.path.join(out_dir, f"{D.KIND_NAMES[k]}.bin"), "ab")
-                f.write(data.tobytes())
-                c64[g.collected_word(t, k)] += count
-                n_total += count
-            h32[g.head_off(t) // 4] = head
-    finally:
-        for f in files.values():
-            f.close()
-    return n_total
 
 
 def load_output(out_dir: str) -> dict:

@@ -213,6 +213,9 @@ class Platform:
         acc = accounting(self.pm)
         acc["salvaged_records"] = self.salvaged
         acc["lanes"] = lane_statistics(self.pm)
+        for im in acc["imbalances"]:     # the end-of-run invariant: every imbalance, by pool, with its causes
+            _log.error("DFX pool (thread %d, %s): %d records neither collected nor dropped: %s",
+                       im["thread"], im["kind"], im["missing"], "; ".join(im["causes"]))
         self.dfx_final = acc
         os.makedirs(self.dfx_out, exist_ok=True)
         with open(os.path.join(self.dfx_out, "accounting.json"), "w") as f:

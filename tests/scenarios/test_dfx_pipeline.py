@@ -241,3 +241,149 @@ def test_hdemu_up_with_profiling_from_toml(scenario, tmp_path):
     acc = accounting(tmp_path / "out")
     assert_balanced(acc)
     assert len(load_output(str(tmp_path / "out"))["aicpu_task"]) == 5
+
+
+def test_sigkilled_lane_balances_and_later_dispatches_are_counted(scenario, tmp_path):
+    r = run_workload(scenario, tmp_path, "killed_lane", "20", "30")
+    before, after = r.result["before"], r.result["after"]
+    acc = accounting(tmp_path / "out")
+    assert_balanced(acc)                                   # the dead lane's current buffers were collected
+    assert acc["balanced"] and not acc["imbalances"]
+    lanes = {ln["lane"]: ln for ln in acc["lanes"]}
+    assert lanes[0]["state"] == "dead" and acc["dead_lanes"] == [0]
+    assert lanes[0]["tasks"] == before
+    assert lanes[0]["task_events_dropped"] == after        # every later dispatch of its ring is counted
+    assert lanes[1]["tasks"] == before + after and lanes[1]["task_events_dropped"] == 0
+    p0 = next(p for p in acc["pools"] if p["thread"] == 0 and p["kind"] == "aicpu_task")
+    assert p0["adopted"] == before and p0["collected"] == before, p0
+    assert any("dead lane" in c for c in p0["causes"]), p0
+    out = load_output(str(tmp_path / "out"))
+    assert len(out["aicpu_task"][out["aicpu_task"]["thread"] == 0]) == before
+    assert len(out["aicpu_task"][out["aicpu_task"]["thread"] == 1]) == before + after
+
+
+def test_sigint_to_a_lane_and_the_collector_is_ignored(tmp_path):
+    n = 20000
+    plat = synthetic(tmp_path, synthetic_records=n, synthetic_wait_go=True).start()
+    lane = plat.procs[plat.dfx_roles["lanes"][0]]
+    col = plat.procs[plat.dfx_roles["collector"][0]]
+    try:
+        lane.send_signal(signal.SIGINT)                    # a terminal's Ctrl-C, as each of them gets it
+        col.send_signal(signal.SIGINT)
+        plat.pm.segs["dfxctl"].view(D.ctl_header, 0, 1)["go"] = 1
+        wait_until(lambda: lane.poll() is not None or col.poll() is not None
+                   or all(ln["state"] == "flushed" for ln in lane_statistics(plat.pm)), 60,
+                   "the lanes to flush (or a role to die of the SIGINT)")
+        assert lane.poll() is None and col.poll() is None, "a role died of SIGINT"
+    finally:
+        plat.stop()
+    assert lane.returncode == 0 and col.returncode == 0
+    out = tmp_path / "out"
+    for f in ("summary.json", "stalls.json", "swimlane.csv", "swimlane.trace.json", "accounting.json"):
+        assert (out / f).exists(), f
+    acc = accounting(out)
+    assert_balanced(acc)
+    assert sum(p["dropped"] for p in acc["pools"]) == 0
+    assert sum(p["collected"] for p in acc["pools"] if p["kind"] != "stall") == 2 * n * 3
+
+
+def test_stall_release_times_lie_within_their_stalls(tmp_path):
+    plat = synthetic(tmp_path, lanes=1, synthetic_records=16 * 200, subsystems=["chip_swimlane"],
+                     records_per_buffer={"aicpu_task": 16, "aicore_task": 100000}, buffers_per_pool=1)
+    plat.start()
+    try:
+        wait_until(lambda: lane_statistics(plat.pm)[0]["state"] == "flushed", 60, "the lane to flush")
+        stalls = [s for s in read_stalls(plat.pm) if s["gate"] == "pop" and s["outcome"] == "recovered"]
+    finally:
+        plat.stop()
+    assert len(stalls) > 20
+    bad = [s for s in stalls if not s["start_ns"] <= s["release_ns"] <= s["end_ns"]]
+    assert not bad, f"{len(bad)} of {len(stalls)} stalls released outside themselves: {bad[:3]}"
+
+
+#: The live fuzz: its seed and its bound (corruptions, each after the victim published an entry).
+_FUZZ_SEED, _FUZZ_MUTATIONS = 20240607, 150
+
+
+def test_dfx_fuzz_live_collector_survives_others_flow_every_loss_reported(tmp_path):
+    """The fuzz of tests/unit/deviceside/aicpu/test_dfx_fuzz.py against the real processes: lane 1's
+    ready entries, tail index, buffer record counts and ArgsDump payload lengths are corrupted while
+    it runs (seeded; what lands depends on the race with the lane, the assertions do not)."""
+    import random
+    rng = random.Random(_FUZZ_SEED)
+    plat = synthetic(tmp_path, lanes=3, synthetic_duration_s=60.0, synthetic_records_per_s=30000,
+                     subsystems=["chip_swimlane", "args_dump"], backpressure_timeout_s=3.0,
+                     records_per_buffer={"aicpu_task": 64, "aicore_task": 64, "args_dump": 16},
+                     ready_depth=16).start()
+    victim = 1
+    col = plat.procs[plat.dfx_roles["collector"][0]]
+    try:
+        pm, g = plat.pm, plat.topo.dfx
+        hdr, buf = pm.segs["dfxhdr"], pm.segs["dfxbuf"]
+        tail_w = hdr.view(np.uint32, g.tail_off(victim), 1)
+        corrupt = pm.segs["dfxctl"].u8.view(np.uint64)[g.corrupt_word(victim):g.corrupt_word(victim) + 1]
+        wait_until(lambda: collected(pm) > 0, 30, "the collector to collect records")
+        done = 0
+        for i in range(_FUZZ_MUTATIONS):
+            seen = int(tail_w[0])
+            try:
+                wait_until(lambda: int(tail_w[0]) != seen or corrupt[0], 5, "the victim to publish")
+            except AssertionError:
+                break                                        # the victim starved: enough
+            if corrupt[0]:
+                break
+            t = int(tail_w[0])
+            if t >= g.N:
+                continue
+            j = (t - 1) % g.N                                # its newest entry, perhaps not drained yet
+            e = hdr.view(D.ready_entry, g.entry_off(victim, j), 1)[0]
+            what = rng.choice(["core", "kind", "ptr", "seq", "count", "dup", "hcount", "payload", "payload", "tail"])
+            if what == "core":
+                e["core_index"] = rng.choice([0, 2, 99])
+            elif what == "kind":
+                e["kind"] = rng.choice([D.K_PMU, 77, D.K_AICORE_TASK])
+            elif what == "ptr":
+                e["buffer_ptr"] = g.buffer_addr(rng.choice([0, 2]), D.K_AICPU_TASK, rng.randrange(g.pool_size[0]))
+            elif what == "seq":
+                e["buffer_seq"] = int(e["buffer_seq"]) + rng.choice([-1, 1])
+            elif what == "count":
+                e["record_count"] = rng.choice([0, 1, 0xFFFF])
+            elif what == "dup":
+                src = g.entry_off(victim, (j - 1) % g.N)
+                hdr.u8[g.entry_off(victim, j):g.entry_off(victim, j) + D.ready_entry.itemsize] = \
+                    hdr.u8[src:src + D.ready_entry.itemsize].copy()
+            elif what == "tail":
+                tail_w[0] = rng.choice([(t + 3) % g.N, (t - 2) % g.N] + ([g.N + 5] if i > _FUZZ_MUTATIONS // 2 else []))
+            else:
+                k, ptr = int(e["kind"]), int(e["buffer_ptr"])
+                try:
+                    g.check_buffer_kind(k, ptr)
+                except (ValueError, KeyError):
+                    continue
+                off = ptr - D.DFX_BUF_BASE
+                if what == "hcount":
+                    buf.view(D.buffer_header, off, 1)[0]["record_count"] = rng.choice([1, 3, 0xFFFFFFFF])
+                elif k == D.K_ARGS_DUMP:
+                    r = buf.view(D.args_dump, off + D.buffer_header.itemsize, 1)[0]
+                    r["payload_len"] = rng.choice([0xFFFFFF00, D.ARENA_BYTES + 1, 4096])
+            done += 1
+        assert done > 10, "the fuzzer found nothing to corrupt"
+        assert col.poll() is None, "the collector died"
+    finally:
+        plat.stop()
+    assert col.returncode == 0
+    out = tmp_path / "out"
+    summary = json.load(open(out / "summary.json"))
+    acc = accounting(out)
+    for p in acc["pools"]:
+        if p["thread"] != victim:
+            assert p["collected"] == p["total"] and p["dropped"] == 0, p            # the others flowed
+        elif p["collected"] + p["dropped"] != p["total"]:
+            assert p["causes"], p                                                   # every loss reported
+    assert all(i["causes"] for i in acc["imbalances"]) and all(i["thread"] == victim for i in acc["imbalances"])
+    assert all(i["thread"] == victim for i in summary["imbalances"])
+    recs = load_output(str(out))["aicpu_task"]
+    for t in (0, 2):
+        ids = recs["reg_task_id"][recs["reg_task_id"] >> 40 == t]
+        total = next(p["total"] for p in acc["pools"] if p["thread"] == t and p["kind"] == "aicpu_task")
+        assert len(ids) == len(np.unique(ids)) == total

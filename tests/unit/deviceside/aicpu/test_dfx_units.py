@@ -164,7 +164,7 @@ def test_one_drain_shard_scans_every_live_queue(tmp_path):
         plat.stop()
 
 
-def test_corrupt_entry_marks_only_that_thread(tmp_path, arch):
+def test_corrupt_entry_is_rejected_and_a_bad_index_marks_only_that_thread(tmp_path, arch):
     plat = make(tmp_path, arch, lanes=2, drain_shards=1)
     try:
         lanes = [Lane(plat.name, i) for i in range(2)]
@@ -179,17 +179,22 @@ def test_corrupt_entry_marks_only_that_thread(tmp_path, arch):
         lanes[1].hdr.u8[eo + 8:eo + 16] = np.frombuffer((0xBAD0BAD0).to_bytes(8, "little"), np.uint8)
         short = []
         col.sweep(0, [0, 1], short)
-        assert 1 in col.corrupt and 0 not in col.corrupt
-        assert "not a buffer" in col.corrupt[1]
-        lanes[0].threads[0].write(K, recs(4, 4))
+        assert not col.corrupt                        # the entry is rejected, nobody is marked corrupt
+        assert col.collected[(1, K)] == 0 and col.collected[(0, K)] == 4
+        loss = plat.pm.segs["dfxctl"].u8.view(np.uint64)
+        assert int(loss[g.loss_word(1, K, "rejected")]) == 1
+        assert int(loss[g.loss_word(1, K, "causes")]) & D.LOSS_MALFORMED
+        for ln in lanes:
+            ln.threads[0].write(K, recs(4, 4))
         col.drain_done_into_recycled()
         col.top_up_recycled()
-        assert col.sweep(0, [0, 1], short) == 1       # thread 0 keeps flowing
-        assert col.collected[(0, K)] == 8
-        # an index out of range is corrupt too
+        assert col.sweep(0, [0, 1], short) == 2       # both threads keep flowing
+        assert col.collected[(0, K)] == 8 and col.collected[(1, K)] == 4
+        # an index out of range marks that thread corrupt, and only that one
         lanes[0].h32[g.tail_off(0) // 4] = 999
-        col.sweep(0, [0], short)
-        assert "outside" in col.corrupt[0]
+        col.sweep(0, [0, 1], short)
+        assert "outside" in col.corrupt[0] and 1 not in col.corrupt
+        assert int(loss[g.corrupt_word(0)]) == 1
     finally:
         plat.stop()
 
