@@ -9,10 +9,41 @@
 * Submission batches: every command between ``begin_batch()`` and ``end_batch()`` goes to the ring
   with its header stored, and the doorbell is rung once per queue per batch. Outside a batch each
   command is its own batch (direct dispatch). Multi-packet commands (a kernel behind a
-  cross-engine barrier, a marker with more than 5 dependencies) are one batch.
+  cross-engine barrier, a marker with more than 5 dependencies) ring once.
 * The interceptor hook: ``set_interceptor(fn)`` puts ``fn(vgpu, dispatch)`` on the kernel write
   path (kernel replay, ``hostside.replay``); ``dispatch`` is a frozen ``Dispatch`` record, built
-  only while an interceptor is installed.
+  only while an interceptor is installed (and checked first: see *Check before you reserve*).
+
+**The stream lock.** ``VirtualGPU.lock`` (re-entrant) is held for a whole command: taking a signal,
+reserving packet ids, writing, publishing; and for a whole pageable copy (the staging buffer is the
+stream's, so two threads copying through one stream, the null stream included, take turns).
+``flush()`` from a thread that does not hold it rings nothing: packets wait to be rung only inside a
+batch, whose owner rings them when it ends.
+
+**Completion signals and when one is reused (the signal-reuse rule).** Each command takes the next
+signal of the stream's ring of ``SIGNALS_PER_STREAM`` (``_next_signal``; a kernel, a copy or fill, a
+marker without a signal of its own, a graph launch's tail, a replayed dispatch) and becomes the
+stream's ``last_signal``. A signal is also *waited on*: the next command, when it goes to the other
+engine, names it (the BARRIER_AND in front of a kernel after SDMA work, an SDMA packet's
+``dep_signal`` after AQL work, a graph launch's or kernel replay's drain marker). So a ring signal
+that reads 0 is not free yet: its waiter may not have looked at it, and re-arming it (1) would make
+the waiter wait for a command queued behind itself: a deadlock once the host is a ring ahead.
+Rule: **slot i is re-armed only once slot i and slot i+1 both read 0.** Every packet that may wait
+on slot i belongs to a command after slot i's and no later than slot i+1's (it is written while slot
+i is the last signal), and a stream completes its commands in order (a queue runs one packet at a
+time; across engines each command waits for the one before), so slot i+1 at 0 means each of them
+has passed. The host runs at most ``SIGNALS_PER_STREAM - 2`` commands ahead of the device.
+A completion signal that is not the ring's (an event's: ``marker(signal=s, waiters=ws)``) is its
+owner's to re-arm: the SDMA command that names it as its dependency appends ``(queue, packet id)``
+to ``ws`` (only an SDMA command can: an AQL command depends across engines on an SDMA command's
+signal, always the ring's), and the owner re-arms it only once the device has passed every packet
+listed there (``hostside.hip._stream._event_rearm``).
+
+**Check before you reserve.** A command reserves nothing until nothing can fail: the next packet id
+is read (``Queue.next_id``, under the stream lock this is the only writer), space is waited for, the
+kernargs are packed into that packet's kernarg slot and the body into its ring slot with the header
+still INVALID (a bad argument or dimension raises here), and only then is the signal taken, the id
+reserved and the header published. A rejected command leaves the stream exactly as it was.
 
 Pageable host memory (numpy arrays, bytes) is copied through staging buffers in fine-grained
 system memory, as ROCclr does for unpinned memory.
@@ -34,8 +65,8 @@ __all__ = ["VirtualGPU", "Dispatch", "set_interceptor", "interceptor", "SIGNALS_
            "KERNEL_HEADER", "MARKER_HEADER"]
 _log = logging.getLogger("hdemu.clr")
 
-#: Completion signals per stream: a command's signal is reused this many commands later, after it
-#: has reached 0 (ROCclr keeps a similar ring of signals per virtual GPU).
+#: Completion signals per stream: a command's signal is reused this many commands later, once it and
+#: the signal after it have reached 0 (the signal-reuse rule above; ROCclr keeps a similar ring).
 SIGNALS_PER_STREAM = 256
 #: Bytes of staging buffer per stream for pageable copies (copied in chunks of half of it).
 STAGING_BYTES = 1 << 20
@@ -43,6 +74,10 @@ STAGING_BYTES = 1 << 20
 KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
 MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
 
+#: a dispatch packet's geometry fields (workgroup x, y, z, reserved0, grid x, y, z): checks a
+#: ``Dispatch`` before the interceptor sees it
+_GEOMETRY = L.struct_of(A.kernel_dispatch_packet, "workgroup_size_x", "grid_size_z")
+_U64_LIMIT = 1 << 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +94,15 @@ class Dispatch:
     dims: int = 3
 
 
+def check_dispatch(d: Dispatch) -> None:
+    """Raise ``struct.error`` (or ``SignatureError``) if ``d``'s arguments or geometry do not fit
+    its packet, as writing it would; nothing is written."""
+    if d.sig.size:
+        d.sig.pack_into(bytearray(d.sig.size), 0, d.args)
+    b, g = d.block, d.grid
+    _GEOMETRY.pack(b[0], b[1], b[2], 0, g[0], g[1], g[2])
+
+
 #: The interceptor on the kernel write path (kernel replay: ``hostside.replay`` installs it through
 #: ``set_interceptor`` when a tool configures the service). None in a process without replay, so
 #: ``launch()`` pays one global load.
@@ -68,7 +112,8 @@ _intercept = None
 def set_interceptor(fn) -> None:
     """Install ``fn(vgpu, dispatch) -> packet id`` on every stream's kernel write path, or remove it
     (``None``). ``fn`` submits the dispatch itself, through ``VirtualGPU.submit_dispatch`` (or
-    ``write_dispatch_locked`` under the stream's lock, for its own completion signal and reserved2)."""
+    ``write_dispatch_locked`` under the stream's lock, for its own completion signal and reserved2).
+    A dispatch reaches ``fn`` only once ``check_dispatch`` passed."""
     global _intercept
     _intercept = fn
 
@@ -85,30 +130,48 @@ class VirtualGPU:
         self.queue: Queue = rt.queue_create(agent, min(queue_size, rt.pm.topo.qmax))
         self.sdma: Queue | None = None
         self.aux: list[Queue] = []     # extra AQL queues of the agent: graph branches run on them
-        self.sigs = []
-        self.sig_next = 0
+        self.sigs = []                 # the ring of completion signals (grows to SIGNALS_PER_STREAM)
+        self.sig_next = 0              # the slot the next command takes
         self.last_signal = None        # Signal of the last command, or None
+        self.last_waiters = None       # when last_signal is not the ring's: its owner's waiter list
         self.last_engine = "aql"
         self.lock = threading.RLock()
         self.batch_depth = 0
-        self.pending = {}              # queue -> last index written but not yet rung
+        self.pending = {}              # queue -> last index written but not yet rung (inside a batch)
         self.staging = None
         self.commands = 0
 
     # -- signals -----------------------------------------------------------------------------------
-    def _next_signal(self):
-        """The next completion signal of the ring, set to 1; waits if it is still in flight."""
+    def _peek_signal(self):
+        """The ring signal the next command takes (created on first use); nothing is taken."""
         i = self.sig_next
-        self.sig_next = (i + 1) % SIGNALS_PER_STREAM
-        if i < len(self.sigs):
-            s = self.sigs[i]
-            if self.rt.s64[s._i]:
-                self.sync_signal(s)
-        else:
-            s = self.rt.signals.create(0, kind=1)
-            self.sigs.append(s)
+        sigs = self.sigs
+        if i < len(sigs):
+            return sigs[i]
+        s = self.rt.signals.create(0, kind=1)
+        sigs.append(s)
+        return s
+
+    def _take_signal(self, s):
+        """Take ``s`` (what ``_peek_signal`` returned) for a command: wait until the signal-reuse rule
+        allows it (this slot and the next one at 0), set it to 1 and advance the ring."""
+        sigs = self.sigs
+        i = self.sig_next
+        j = i + 1 if i + 1 < SIGNALS_PER_STREAM else 0
+        s64 = self.rt.s64
+        if s64[s._i]:
+            self.sync_signal(s)
+        if j < len(sigs):
+            n = sigs[j]
+            if s64[n._i]:
+                self.sync_signal(n)
+        self.sig_next = j
         s.store_relaxed_nowake(1)
         return s
+
+    def _next_signal(self):
+        """The next completion signal of the ring, set to 1 (waits while the rule forbids reusing it)."""
+        return self._take_signal(self._peek_signal())
 
     def check(self):
         self.queue.check()
@@ -123,17 +186,24 @@ class VirtualGPU:
         self.batch_depth += 1
 
     def flush(self):
-        """FlushSubmissionBatch: ring each queue's doorbell once with its last packet id."""
-        if self.pending:
-            for q, idx in self.pending.items():
-                q.ring_doorbell(idx)
-            self.pending.clear()
+        """FlushSubmissionBatch: ring each queue's doorbell once with its last packet id. From a
+        thread that does not hold the stream lock it rings nothing: then the holder is inside a batch
+        and rings it when the batch ends."""
+        if self.pending and self.lock.acquire(blocking=False):
+            try:
+                for q, idx in self.pending.items():
+                    q.ring_doorbell(idx)
+                self.pending.clear()
+            finally:
+                self.lock.release()
 
     def end_batch(self):
-        self.batch_depth -= 1
-        if self.batch_depth == 0:
-            self.flush()
-        self.lock.release()
+        try:
+            self.batch_depth -= 1
+            if self.batch_depth == 0:
+                self.flush()
+        finally:
+            self.lock.release()
 
     def _publish(self, q: Queue, idx: int):
         if self.batch_depth:
@@ -152,39 +222,41 @@ class VirtualGPU:
                dims: int = 3) -> int:
         """Submit a kernel dispatch; returns its packet id."""
         if _intercept is not None:          # kernel replay / counter collection (hostside.replay)
-            return _intercept(self, Dispatch(kobj, sig, tuple(args), tuple(grid), tuple(block), group_segment, dims))
+            d = Dispatch(kobj, sig, tuple(args), tuple(grid), tuple(block), group_segment, dims)
+            check_dispatch(d)               # before the interceptor takes a signal of the stream
+            return _intercept(self, d)
         return self.submit_dispatch(kobj, sig, args, grid, block, group_segment, dims)
 
     def submit_dispatch(self, kobj: int, sig, args, grid, block, group_segment: int = 0, dims: int = 3) -> int:
-        """The dispatch behind ``launch()``, past the interceptor."""
+        """The dispatch behind ``launch()``, past the interceptor: after SDMA work a BARRIER_AND on
+        its signal goes first (one doorbell for both). Checked before anything is reserved."""
         with self.lock:
-            dep = self._cross_engine_dep("aql")
-            if not dep:
-                return self._dispatch_locked(kobj, sig, args, grid, block, group_segment, dims)
-            self.begin_batch()              # the cross-engine barrier and the kernel: one doorbell
-            try:
-                self._marker_locked([dep], signal=False)
-                return self._dispatch_locked(kobj, sig, args, grid, block, group_segment, dims)
-            finally:
-                self.end_batch()
-
-    def _dispatch_locked(self, kobj, sig, args, grid, block, group_segment, dims) -> int:
-        q = self.queue
-        s = self._next_signal()
-        idx = q.add_write_index(1)
-        q.wait_for_space(idx)
-        koff, kaddr = q.kernarg_slot(idx)
-        if sig.size:
-            sig.pack_into(q.buf, koff, args)
-        q.write_dispatch(idx, KERNEL_HEADER, dims, block, grid, kobj, kaddr, s.handle, group_segment)
-        tr = self.rt.trace
-        if tr is not None:
-            tr.record(L.EV_LAUNCH, q.slot, L.dispatch_id(self.agent, q.slot, idx), kobj)
-        self.last_signal = s
-        self.last_engine = "aql"
-        self.commands += 1
-        self._publish(q, idx)
-        return idx
+            q = self.queue
+            last = self.last_signal
+            dep = last.handle if last is not None and self.last_engine != "aql" else 0
+            first = q.next_id
+            idx = first + 1 if dep else first
+            q.wait_for_space(idx)
+            koff, kaddr = q.kernarg_slot(idx)
+            if sig.size:
+                sig.pack_into(q.buf, koff, args)            # a bad argument raises: nothing reserved
+            i = self.sig_next
+            s = self.sigs[i] if i < len(self.sigs) else self._peek_signal()
+            q.write_dispatch_body(idx, dims, block, grid, kobj, kaddr, s.handle, group_segment)   # bad geometry
+            self._take_signal(s)
+            q.add_write_index(idx + 1 - first)
+            if dep:
+                q.write_barrier(first, MARKER_HEADER, (dep,), 0)
+            q.publish(idx, KERNEL_HEADER)
+            tr = self.rt.trace
+            if tr is not None:
+                tr.record(L.EV_LAUNCH, q.slot, L.dispatch_id(self.agent, q.slot, idx), kobj)
+            self.last_signal = s
+            self.last_waiters = None
+            self.last_engine = "aql"
+            self.commands += 1
+            self._publish(q, idx)
+            return idx
 
     def write_dispatch_locked(self, d: Dispatch, completion: int, reserved2: int = 0) -> tuple[Queue, int]:
         """Write ``d`` as a dispatch packet on the stream's queue with an explicit completion signal
@@ -192,63 +264,75 @@ class VirtualGPU:
         holds ``self.lock``. Nothing is rung or published: the caller rings (or publishes) the returned
         index, which also covers the cross-engine barrier put first when the stream's last command
         went to SDMA. The stream's last signal is the caller's to set. Returns (queue, packet id).
-        (The interceptor's path; ``launch()`` without an interceptor goes through ``_dispatch_locked``.)"""
+        Checked before anything is reserved, like ``submit_dispatch``.
+        (The interceptor's path; ``launch()`` without an interceptor goes through ``submit_dispatch``.)"""
         q = self.queue
         dep = self._cross_engine_dep("aql")
-        if dep:
-            j = q.add_write_index(1)
-            q.wait_for_space(j)
-            q.write_barrier(j, MARKER_HEADER, [dep], 0)
-        self.last_engine = "aql"
-        idx = q.add_write_index(1)
+        first = q.next_id
+        idx = first + 1 if dep else first
         q.wait_for_space(idx)
         koff, kaddr = q.kernarg_slot(idx)
         if d.sig.size:
             d.sig.pack_into(q.buf, koff, d.args)
-        q.write_dispatch(idx, KERNEL_HEADER, d.dims, d.block, d.grid, d.kobj, kaddr, completion, d.group_segment,
-                         reserved2=reserved2)
+        q.write_dispatch_body(idx, d.dims, d.block, d.grid, d.kobj, kaddr, completion, d.group_segment,
+                              reserved2=reserved2)
+        q.add_write_index(idx + 1 - first)
+        if dep:
+            q.write_barrier(first, MARKER_HEADER, (dep,), 0)
+        q.publish(idx, KERNEL_HEADER)
+        self.last_engine = "aql"
         tr = self.rt.trace
         if tr is not None:
             tr.record(L.EV_LAUNCH, q.slot, L.dispatch_id(self.agent, q.slot, idx), d.kobj)
         self.commands += 1
         return q, idx
 
-    def _marker_locked(self, deps, signal=True):
-        """``signal``: True = the next ring signal, False = none, or a Signal to use (set to 1 here)."""
+    def _marker_locked(self, deps, signal=True, waiters=None):
+        """One BARRIER_AND on the stream's queue. ``signal``: True = the next ring signal, False =
+        none, or a Signal of its own (set to 1 here: an event's, whose ``waiters`` list later packets
+        that wait on it go into). Returns the completion signal (None for none)."""
         q = self.queue
-        if signal is True:
-            s = self._next_signal()
-        elif signal:
-            s = signal
-            s.store_relaxed_nowake(1)
-        else:
-            s = None
-        idx = q.add_write_index(1)
+        idx = q.next_id
         q.wait_for_space(idx)
-        q.write_barrier(idx, MARKER_HEADER, deps, s.handle if s else 0)
+        if signal is True:
+            s = self._peek_signal()
+        else:
+            s = signal or None
+        q.write_barrier_body(idx, deps, s.handle if s is not None else 0)
+        if signal is True:
+            self._take_signal(s)
+        elif s is not None:
+            s.store_relaxed_nowake(1)
+        q.add_write_index(1)
+        q.publish(idx, MARKER_HEADER)
         self._publish(q, idx)
         if s is not None:
             self.last_signal = s
+            self.last_waiters = None if signal is True else waiters
             self.last_engine = "aql"
         return s
 
-    def marker(self, deps=(), signal=True):
+    def marker(self, deps=(), signal=True, waiters=None):
         """A BARRIER_AND after everything before it on this stream; returns its completion signal
-        (the next ring signal, or ``signal`` when one is given: an event's own signal)."""
+        (the next ring signal, or ``signal`` when one is given: an event's own signal; then ``waiters``
+        is the list that later packets of this stream waiting on it are appended to)."""
+        deps = list(deps)
+        for d in deps:
+            if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or not 0 <= d < _U64_LIMIT:
+                raise HsaError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT, f"a dependency must be a signal handle, not {d!r}")
         with self.lock:
-            deps = list(deps)
             dep = self._cross_engine_dep("aql")
             if dep:
                 deps.append(dep)
             if len(deps) <= 5:
-                s = self._marker_locked(deps, signal)
+                s = self._marker_locked(deps, signal, waiters)
             else:
                 self.begin_batch()          # a chain of barriers: one doorbell
                 try:
                     while len(deps) > 5:
                         self._marker_locked(deps[:5], signal=False)
                         deps = deps[5:]
-                    s = self._marker_locked(deps, signal)
+                    s = self._marker_locked(deps, signal, waiters)
                 finally:
                     self.end_batch()
             self.commands += 1
@@ -270,16 +354,23 @@ class VirtualGPU:
     def _sdma_submit(self, ptype, *, src=0, dst=0, size=0, fill_value=0, fill_width=0):
         with self.lock:
             q = self._sdma_queue()
-            dep = self._cross_engine_dep("sdma")
-            s = self._next_signal()
-            idx = q.add_write_index(1)
+            last = self.last_signal
+            dep = last.handle if last is not None and self.last_engine != "sdma" else 0
+            idx = q.next_id
             q.wait_for_space(idx)
-            q.write_sdma(idx, ptype, dep=dep, src=src, dst=dst, size=size, signal=s.handle,
-                         fill_value=fill_value, fill_width=fill_width)
+            s = self._peek_signal()
+            q.write_sdma_body(idx, dep=dep, src=src, dst=dst, size=size, signal=s.handle,
+                              fill_value=fill_value, fill_width=fill_width)      # a bad field raises here
+            self._take_signal(s)
+            q.add_write_index(1)
+            if dep and self.last_waiters is not None:
+                self.last_waiters.append((q, idx))
+            q.publish(idx, ptype)
             tr = self.rt.trace
             if tr is not None:
                 tr.record(L.EV_COPY_SUBMIT, q.slot, L.dispatch_id(self.agent, q.slot, idx), size)
             self.last_signal = s
+            self.last_waiters = None
             self.last_engine = "sdma"
             self.commands += 1
             self._publish(q, idx)
@@ -300,36 +391,40 @@ class VirtualGPU:
         return self.staging
 
     def copy_from_host(self, dst: int, data: np.ndarray) -> None:
-        """Pageable host -> device (synchronous for the host buffer, like hipMemcpy H2D)."""
+        """Pageable host -> device (synchronous for the host buffer, like hipMemcpy H2D). Holds the
+        stream lock throughout: the staging buffer is the stream's."""
         src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        stage = self._staging()
         half = STAGING_BYTES // 2
-        pos, k = 0, 0
-        last = [None, None]
-        while pos < len(src):
-            n = min(half, len(src) - pos)
-            buf = stage + (k & 1) * half
-            if last[k & 1] is not None:          # the half is reused: its previous copy must be done
-                self.sync_signal(last[k & 1])
-            self.rt.host_view(buf, n)[:] = src[pos:pos + n]
-            last[k & 1] = self.copy(dst + pos, buf, n)
-            pos += n
-            k += 1
-        if self.last_signal is not None:
-            self.sync_signal(self.last_signal)
+        with self.lock:
+            stage = self._staging()
+            pos, k = 0, 0
+            last = [None, None]
+            while pos < len(src):
+                n = min(half, len(src) - pos)
+                buf = stage + (k & 1) * half
+                if last[k & 1] is not None:          # the half is reused: its previous copy must be done
+                    self.sync_signal(last[k & 1])
+                self.rt.host_view(buf, n)[:] = src[pos:pos + n]
+                last[k & 1] = self.copy(dst + pos, buf, n)
+                pos += n
+                k += 1
+            if self.last_signal is not None:
+                self.sync_signal(self.last_signal)
 
     def copy_to_host(self, out: np.ndarray, src: int) -> None:
-        """Device -> pageable host; ``out`` is a writable contiguous array."""
+        """Device -> pageable host; ``out`` is a writable contiguous array. Holds the stream lock
+        throughout: the staging buffer is the stream's."""
         dst = out.reshape(-1).view(np.uint8)
-        stage = self._staging()
         half = STAGING_BYTES // 2
-        pos = 0
-        while pos < len(dst):
-            n = min(half, len(dst) - pos)
-            s = self.copy(stage, src + pos, n)
-            self.sync_signal(s)
-            dst[pos:pos + n] = self.rt.host_view(stage, n)
-            pos += n
+        with self.lock:
+            stage = self._staging()
+            pos = 0
+            while pos < len(dst):
+                n = min(half, len(dst) - pos)
+                s = self.copy(stage, src + pos, n)
+                self.sync_signal(s)
+                dst[pos:pos + n] = self.rt.host_view(stage, n)
+                pos += n
 
     # -- waits -------------------------------------------------------------------------------------
     def sync_signal(self, s) -> None:

@@ -92,9 +92,15 @@ def _get_stream(stream) -> hipStream_t:
     return stream
 
 
+def _live_streams(device: int | None = None) -> list:
+    """The live streams of ``device`` (every device: None), null streams included: a snapshot."""
+    st = _st()
+    with st.lock:
+        every = list(st.streams) + list(st.null_streams.values())
+    return [s for s in every if not s.destroyed and (device is None or s.device == device)]
+
+
 def _synchronize_device(device: int) -> None:
     """Wait for every live stream of ``device`` (its null stream included)."""
-    st = _st()
-    for s in list(st.streams) + list(st.null_streams.values()):
-        if s.device == device and not s.destroyed:
-            s.vgpu.synchronize()
+    for s in _live_streams(device):
+        s.vgpu.synchronize()

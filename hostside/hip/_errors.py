@@ -31,6 +31,7 @@ class hipError_t(enum.IntEnum):
     hipErrorInvalidImage = 200
     hipErrorFileNotFound = 301
     hipErrorInvalidHandle = 400
+    hipErrorInvalidResourceHandle = 400     # the older name of hipErrorInvalidHandle (an alias)
     hipErrorIllegalState = 401
     hipErrorNotFound = 500
     hipErrorNotReady = 600

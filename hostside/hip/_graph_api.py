@@ -128,6 +128,9 @@ def hipGraphLaunch(graphExec, stream=None) -> None:
     global _replay_warned
     ex = _exec(graphExec)
     s = _get_stream(stream)
+    dead = ex.unloaded_function()
+    if dead is not None:
+        _raise(hipError_t.hipErrorInvalidHandle, f"a kernel node launches {dead}, whose module was unloaded")
     if s.capture is not None:
         _raise(hipError_t.hipErrorStreamCaptureUnsupported,
                "hipGraphLaunch into a capturing stream (child graph nodes) is not supported")

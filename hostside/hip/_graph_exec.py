@@ -10,6 +10,7 @@ rings, exec updates (kernel parameters, enabled flags) and teardown.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import warnings
@@ -139,6 +140,9 @@ class GraphExec:
         self.evrec = [en for en in enodes if en.type == T_RECORD]
         self.evwait = [en for en in enodes if en.type == T_WAIT]
         self.ev_nodes = self.evrec + self.evwait
+        #: the events its nodes record or wait for, in one order (their locks are taken in it)
+        self.events = sorted({id(en.spec): en.spec for en in self.ev_nodes}.values(), key=id)
+        self._note_code_objects()
         self.bound = {en: en.spec.signal for en in self.ev_nodes}   # event signal the packets name
         self._alloc_kernargs()
         self.full = self.plan(min(GRAPH_AQL_LANES, self._width()))
@@ -185,6 +189,17 @@ class GraphExec:
                 if r.launched:
                     r.wait()
 
+    def _note_code_objects(self) -> None:
+        """The code objects its kernel nodes use (a launch fails once one of them is unloaded)."""
+        self.code_objects = list({id(en.spec.f.co): en.spec.f.co for en in self.order if en.type == T_KERNEL}.values())
+
+    def unloaded_function(self):
+        """The name of a kernel of an unloaded module that a node uses, or None."""
+        for co in self.code_objects:
+            if co.unloaded:
+                return next(en.spec.f.name for en in self.order if en.type == T_KERNEL and en.spec.f.co is co)
+        return None
+
     def set_kernel(self, en, spec) -> None:
         """hipGraphExecKernelNodeSetParams: takes effect from the next launch on."""
         with self.lock:
@@ -197,6 +212,7 @@ class GraphExec:
                 en.own_karg = addr
                 en.karg, en.karg_cap = addr, -(-need // _KARG_ALIGN) * _KARG_ALIGN
             en.spec = spec
+            self._note_code_objects()
             self._write_kernargs(en)
             self._rerender(en)
 
@@ -229,59 +245,67 @@ class GraphExec:
                     v._graph_no_aux = True
                     p = self.plan(1)
             r = p.replica()
-            for en in self.evrec:                 # a new record: maybe a fresh signal (_stream._event_rearm)
-                self.event_rearm(en.spec)
-            for en in self.evwait:                # the record it waits for must be rung
-                if en.spec.stream is not None and en.spec.stream is not v:
-                    en.spec.stream.flush()
-            for en in self.ev_nodes:              # event signals are bound at launch time
-                if en.spec.signal is not self.bound[en]:
-                    self.bound[en] = en.spec.signal
-                    self._rerender(en)
-            with v.lock:
-                self.s64np[r.slots] = 1           # every completion signal of the replica, one store
-                for en in self.evrec:
-                    en.spec.signal.store_relaxed_nowake(1)
-                if self.stage_in:
-                    sv = r.stage_view
-                    for en in self.stage_in:
-                        if en.enabled:
-                            n = en.spec.size
-                            sv[en.stage_off:en.stage_off + n] = en.spec.src[:n]
-                last = v.last_signal
-                if last is not None and v.last_engine != "aql" and self.rt.s64[last._i]:
-                    v._marker_locked([last.handle], signal=False)      # stream order across engines
-                done = v._next_signal()           # the stream's own ring: see the tail marker
-                r.tail_signal[0] = done.handle
-                blocks = r.blocks
-                publish = v._publish
-                base = {0: (v.queue, copy_block(v.queue, *blocks[0], publish))}
-                for lane in p.lanes_used[1:]:
-                    q = v.aux_queue(lane - 1)
-                    base[lane] = (q, copy_block(q, *blocks[lane], publish))
-                if p.uses_sdma:
-                    copy_block(v._sdma_queue(), *blocks["S"], publish)
-                for en in self.evwait:            # so that a re-record does not move under them
-                    ws = en.spec.waiters
-                    if len(ws) > 32:
-                        ws[:] = [(q, i) for q, i in ws if not q.destroyed and q.load_read_index() <= i]
-                    for lane, i in p.pos.get(en, ()):
-                        q, first = base[lane]
-                        ws.append((q, first + i))
-                v.last_signal = done
-                v.last_engine = "aql"
-                v.commands += 1
-                if r.host:
-                    handler = self.rt.async_handler
-                    for op, deps, mine in r.host:       # enabled as of this launch (packets are copies too)
-                        handler.register(deps[0], HSA_SIGNAL_CONDITION_EQ, 0,
-                                         _host_runner(op, deps, mine, r, op.en.enabled))
+            with contextlib.ExitStack() as held:
+                for ev in self.events:            # records, waits and their signals: see hipEventRecord
+                    held.enter_context(ev.lock)
+                self._launch_locked(v, p, r)
             r.launched = True
             r.vgpu = v
             self.launches += 1
+
+    def _launch_locked(self, v, p, r) -> None:
+        """The launch proper, with the exec's lock and its events' locks held."""
+        for en in self.evrec:                 # a new record: maybe a fresh signal (_stream._event_rearm)
+            self.event_rearm(en.spec, v)
+        for en in self.evwait:                # the record it waits for must be rung
+            if en.spec.stream is not None and en.spec.stream is not v:
+                en.spec.stream.flush()
+        for en in self.ev_nodes:              # event signals are bound at launch time
+            if en.spec.signal is not self.bound[en]:
+                self.bound[en] = en.spec.signal
+                self._rerender(en)
+        with v.lock:
+            self.s64np[r.slots] = 1           # every completion signal of the replica, one store
             for en in self.evrec:
-                en.spec.recorded = True
-                en.spec.stream = v
+                en.spec.signal.store_relaxed_nowake(1)
+            if self.stage_in:
+                sv = r.stage_view
+                for en in self.stage_in:
+                    if en.enabled:
+                        n = en.spec.size
+                        sv[en.stage_off:en.stage_off + n] = en.spec.src[:n]
+            last = v.last_signal
+            if last is not None and v.last_engine != "aql" and self.rt.s64[last._i]:
+                v._marker_locked([last.handle], signal=False)      # stream order across engines
+            done = v._next_signal()           # the stream's own ring: see the tail marker
+            r.tail_signal[0] = done.handle
+            blocks = r.blocks
+            publish = v._publish
+            base = {0: (v.queue, copy_block(v.queue, *blocks[0], publish))}
+            for lane in p.lanes_used[1:]:
+                q = v.aux_queue(lane - 1)
+                base[lane] = (q, copy_block(q, *blocks[lane], publish))
+            if p.uses_sdma:
+                copy_block(v._sdma_queue(), *blocks["S"], publish)
+            for en in self.evwait:            # so that a re-record does not move under them
+                ws = en.spec.waiters
+                if len(ws) > 32:
+                    ws[:] = [(q, i) for q, i in ws if not q.destroyed and q.load_read_index() <= i]
+                for lane, i in p.pos.get(en, ()):
+                    q, first = base[lane]
+                    ws.append((q, first + i))
+            v.last_signal = done
+            v.last_waiters = None
+            v.last_engine = "aql"
+            v.commands += 1
+            if r.host:
+                handler = self.rt.async_handler
+                for op, deps, mine in r.host:       # enabled as of this launch (packets are copies too)
+                    handler.register(deps[0], HSA_SIGNAL_CONDITION_EQ, 0,
+                                     _host_runner(op, deps, mine, r, op.en.enabled))
+        for en in self.evrec:
+            en.spec.recorded = True
+            en.spec.stream = v
 
     # -- teardown ------------------------------------------------------------------------------
     def destroy(self) -> None:

@@ -1,12 +1,22 @@
-"""Modules (code objects), their functions and device globals, and kernel launch."""
+"""Modules (code objects), their functions and device globals, and kernel launch.
+
+Unloading (``hipModuleUnload``): the module is retired first, so a launch of one of its functions
+fails at the call (hipErrorInvalidHandle; a graph exec that uses it too), then every stream of every
+device is synchronised, so the work launched before the unload runs to its end with its code object
+and device globals in place, and only then are the code-object slot and the globals freed (a global's
+memory may belong to the next hipMalloc). A launch racing the unload of its own module in another
+thread is the application's race, as in HIP; the command processor refuses a packet whose code
+object is gone (INVALID_CODE_OBJECT).
+"""
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
-from ..hsa import HsaError
-from ._context import _current_device, _get_stream, _st
+from ..hsa import HostWaitTimeout, HsaError
+from ._context import _current_device, _get_stream, _live_streams, _st
 from ._errors import HipError, _api, _from_hsa, _raise, hipError_t
 
 __all__ = ["hipModule_t", "hipFunction_t", "hipModuleLoadData", "hipModuleLoad", "hipModuleUnload",
@@ -17,13 +27,15 @@ class hipModule_t:
     def __init__(self, co):
         self.co = co
         self.functions = {}
+        self.lock = threading.Lock()
 
 
 class hipFunction_t:
-    __slots__ = ("module", "name", "kobj", "sig")
+    __slots__ = ("module", "name", "kobj", "sig", "co")
 
     def __init__(self, module, name, kobj, sig):
         self.module, self.name, self.kobj, self.sig = module, name, kobj, sig
+        self.co = module.co     # its code object (``co.unloaded`` once the module is unloaded)
 
     def __repr__(self):
         return f"<hipFunction_t {self.name}({self.sig.text})>"
@@ -59,9 +71,25 @@ def hipModuleLoad(fname: str) -> hipModule_t:
 
 @_api
 def hipModuleUnload(module: hipModule_t) -> None:
+    """Retire the module (its functions cannot be launched any more), wait for the work launched
+    before (every stream of every device), then free its code object and device globals. A stream
+    that failed is not waited for (it runs nothing more); a wait that runs out raises
+    hipErrorLaunchTimeOut and leaves the module retired but not freed (call it again)."""
     if not isinstance(module, hipModule_t):
         _raise(hipError_t.hipErrorInvalidHandle, f"module must be a hipModule_t, not {module!r}")
-    module.co.unload()
+    with module.lock:
+        co = module.co
+        if co.released:
+            return
+        co.retire()
+        for s in _live_streams():
+            try:
+                s.vgpu.synchronize()
+            except HostWaitTimeout:
+                raise
+            except HsaError:        # the stream failed: its error is reported at its own sync
+                pass
+        co.unload()
 
 
 @_api
@@ -72,9 +100,10 @@ def hipModuleGetFunction(module: hipModule_t, name: str) -> hipFunction_t:
     if k is None:
         _raise(hipError_t.hipErrorNotFound,
                f"module {module.co.name} has no kernel {name!r}; it has {sorted(module.co.kernels)}")
-    f = module.functions.get(name)
-    if f is None:
-        f = module.functions[name] = hipFunction_t(module, name, k[0], k[1])
+    with module.lock:
+        f = module.functions.get(name)
+        if f is None:
+            f = module.functions[name] = hipFunction_t(module, name, k[0], k[1])
     return f
 
 
@@ -106,11 +135,15 @@ def hipModuleLaunchKernel(f: hipFunction_t, gridDimX: int, gridDimY: int, gridDi
                           blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int,
                           stream, kernelParams, extra=None) -> None:
     """Launch ``f`` over gridDim blocks of blockDim work-items with ``kernelParams`` (a sequence in
-    signature order). Asynchronous: errors of the kernel itself surface at the next sync.
+    signature order). Asynchronous: errors of the kernel itself surface at the next sync. A launch
+    rejected here (hipErrorInvalidValue: an argument or a dimension of the wrong type or range) leaves
+    the stream as it was: the command layer checks and packs before it reserves anything.
     (Not wrapped in ``_api``: the launch path inlines its error handling.)"""
     try:
         if type(f) is not hipFunction_t:
             _raise(hipError_t.hipErrorInvalidDeviceFunction, f"f must be a hipFunction_t, not {f!r}")
+        if f.co.unloaded:
+            _raise(hipError_t.hipErrorInvalidHandle, f"{f.name}: its module {f.co.name} was unloaded")
         if extra is not None:
             _raise(hipError_t.hipErrorNotSupported, "the extra argument is not supported; pass kernelParams")
         s = _get_stream(stream)
@@ -121,16 +154,16 @@ def hipModuleLaunchKernel(f: hipFunction_t, gridDimX: int, gridDimY: int, gridDi
                    f"{f.name} takes {len(sig.args)} arguments ({sig.text}), not {len(params)}")
         if any(a[2] for a in sig.args):
             params = tuple(_pack_value(v, a[2], a[0]) for v, a in zip(params, sig.args))
-        dims = 3 if gridDimZ * blockDimZ > 1 else (2 if gridDimY * blockDimY > 1 else 1)
-        grid = (gridDimX * blockDimX, gridDimY * blockDimY, gridDimZ * blockDimZ)
-        if s.capture is not None:
-            return s.capture.add_kernel(s, f, params, grid, (blockDimX, blockDimY, blockDimZ),
-                                        sharedMemBytes, dims)
         try:
+            dims = 3 if gridDimZ * blockDimZ > 1 else (2 if gridDimY * blockDimY > 1 else 1)
+            grid = (gridDimX * blockDimX, gridDimY * blockDimY, gridDimZ * blockDimZ)
+            if s.capture is not None:
+                return s.capture.add_kernel(s, f, params, grid, (blockDimX, blockDimY, blockDimZ),
+                                            sharedMemBytes, dims)
             s.vgpu.launch(f.kobj, sig, params, grid, (blockDimX, blockDimY, blockDimZ), sharedMemBytes, dims)
-        except Exception as exc:  # struct.error: an argument of the wrong type or range
+        except Exception as exc:  # struct.error / TypeError: an argument or dimension of the wrong type or range
             if isinstance(exc, (HsaError, HipError)):
                 raise
-            _raise(hipError_t.hipErrorInvalidValue, f"{f.name}({sig.text}): bad argument: {exc}", exc)
+            _raise(hipError_t.hipErrorInvalidValue, f"{f.name}({sig.text}): bad argument or dimension: {exc}", exc)
     except HsaError as exc:
         raise _from_hsa(exc) from exc

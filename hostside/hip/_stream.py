@@ -2,8 +2,17 @@
 
 Streams are ``hipStream_t`` objects; ``None`` or 0 is the current device's null stream. An event is
 a signal: a record is a marker packet that takes it from 1 to 0, a wait a BARRIER_AND on it.
+
+Every packet that names an event's signal is listed in the event's ``waiters`` (the barriers of
+hipStreamWaitEvent and of graph event-wait nodes, and the SDMA command that follows a record on its
+stream: ``VirtualGPU.marker(waiters=)``); a re-record moves the event to a fresh signal while one of
+them has not been passed (``_event_rearm``), and a destroyed event's signals are released only once
+nobody can wait on them (``_sweep_buried``). Each event has a lock: record, wait, synchronize, query
+and destroy of one event from several threads take turns (lock order: event, then stream).
 """
 from __future__ import annotations
+
+import threading
 
 from ..clr import VirtualGPU
 from ._capture_rules import capture_wait_event
@@ -32,12 +41,14 @@ def hipStreamDestroy(stream: hipStream_t) -> None:
     s = _get_stream(stream)
     if s.null:
         _raise(hipError_t.hipErrorInvalidHandle, "the null stream cannot be destroyed")
-    if s.capture is not None:
-        s.capture.stream_destroyed(s)
-    s.destroyed = True
     st = _st()
     with st.lock:
+        if s.destroyed:             # another thread destroyed it meanwhile
+            _raise(hipError_t.hipErrorInvalidHandle, f"stream {s!r} was destroyed")
+        s.destroyed = True
         st.streams.discard(s)
+    if s.capture is not None:
+        s.capture.stream_destroyed(s)
     s.vgpu.destroy()
 
 
@@ -67,16 +78,15 @@ def hipStreamWaitEvent(stream, event, flags: int = 0) -> None:
         _raise(hipError_t.hipErrorInvalidValue, f"flags must be 0 or hipEventWaitExternal, not {flags!r}")
     if s.capture is not None or ev.capture is not None:
         return capture_wait_event(s, ev, flags)
-    if not ev.recorded:
-        return
-    if ev.stream is not None and ev.stream is not s.vgpu:
-        ev.stream.flush()
     v = s.vgpu
-    with v.lock:
-        v.marker([ev.signal.handle])
-        if len(ev.waiters) > 32:
-            ev.waiters = [(q, i) for q, i in ev.waiters if not q.destroyed and q.load_read_index() <= i]
-        ev.waiters.append((v.queue, v.queue.load_write_index() - 1))
+    with ev.lock:               # the record, its signal and its waiter list stay together
+        if not ev.recorded:
+            return
+        if ev.stream is not None and ev.stream is not v:
+            ev.stream.flush()
+        with v.lock:
+            v.marker([ev.signal.handle])
+            _add_waiter(ev.waiters, v.queue, v.queue.next_id - 1)
 
 
 # -- events ----------------------------------------------------------------------------------------
@@ -88,24 +98,48 @@ class hipEvent_t:
         self.destroyed = False
         self.capture = None         # the capture it was last recorded in (graphs), while it is open
         self.capture_nodes = ()     # that capture's nodes the record stands for
-        self.waiters = []           # (queue, packet id) of barriers waiting on this record's signal
+        self.waiters = []           # (queue, packet id) of packets waiting on this record's signal
         self.retired = []           # (signal, waiters, stream) of earlier records still waited on
+        self.lock = threading.Lock()    # record, wait, sync, query, destroy: one at a time
 
 
-def _event_rearm(ev: hipEvent_t) -> None:
-    """Called before a new record stores 1 into the event's signal. If the previous record has
-    not completed (its marker would take the new value to 0 early, and the new marker to -1), or a
-    barrier that hipStreamWaitEvent placed for it has not been passed yet (it would wait for the new
-    record instead, and deadlock when that record sits behind it), the event moves to a fresh signal
-    (one of its retired ones, once nobody can still use it)."""
-    def pending(ws):
-        return any(not q.destroyed and q.load_read_index() <= i for q, i in ws)
-    if ev.signal.load() == 0 and not (ev.waiters and pending(ev.waiters)):
-        ev.waiters = []
+def _add_waiter(ws: list, q, idx: int) -> None:
+    """Note that packet ``idx`` of ``q`` waits on the signal ``ws`` belongs to (pruned in place: the
+    command layer may hold this very list as its stream's ``last_waiters``)."""
+    if len(ws) > 32:
+        ws[:] = [(wq, i) for wq, i in ws if not wq.destroyed and wq.load_read_index() <= i]
+    ws.append((q, idx))
+
+
+def _pending(ws) -> bool:
+    """A packet listed in ``ws`` has not been passed by the device yet."""
+    return any(not q.destroyed and q.load_read_index() <= i for q, i in ws)
+
+
+def _reusable(sig, ws, v) -> bool:
+    """Nobody can wait on ``sig`` any more: it is 0, every packet that named it has been passed, and
+    it is not the last signal of ``v`` (the stream it was recorded on: its next SDMA command would
+    name it)."""
+    return (sig.load() == 0 and not _pending(ws)
+            and (v is None or v.queue.destroyed or v.last_signal is not sig))
+
+
+def _event_rearm(ev: hipEvent_t, v=None) -> None:
+    """Called (under ``ev.lock``) before a new record on stream ``v`` stores 1 into the event's signal.
+    The signal is re-armed in place only if nobody can still wait on it (``_reusable``; the record
+    stream being ``v`` itself is fine: the new marker follows the old one on its queue). Otherwise the
+    previous record has not completed (its marker would take the new value to 0 early, and the new
+    marker to -1), or a packet that waits on it has not been passed yet (a barrier of
+    hipStreamWaitEvent, the stream's next SDMA command: it would wait for the new record instead, and
+    deadlock when that record sits behind it), and the event moves to a fresh signal (one of its
+    retired ones, once nobody can still use it)."""
+    old_v = None if ev.stream is v else ev.stream
+    if _reusable(ev.signal, ev.waiters, old_v):
+        ev.waiters[:] = []
         return
     fresh = None
-    for j, (sig, ws, v) in enumerate(ev.retired):
-        if sig.load() == 0 and not pending(ws) and (v is None or v.last_signal is not sig):
+    for j, (sig, ws, rv) in enumerate(ev.retired):
+        if _reusable(sig, ws, rv):
             fresh = ev.retired.pop(j)[0]
             break
     ev.retired.append((ev.signal, ev.waiters, ev.stream))
@@ -113,8 +147,30 @@ def _event_rearm(ev: hipEvent_t) -> None:
     ev.waiters = []
 
 
+#: Event signals of destroyed events that a packet or a stream may still name (sig, waiters, stream):
+#: released by ``_sweep_buried`` once ``_reusable``.
+_buried: list = []
+_buried_lock = threading.Lock()
+
+
+def _sweep_buried(more=()) -> None:
+    with _buried_lock:
+        _buried.extend(more)
+        keep = []
+        for sig, ws, v in _buried:
+            if sig.rt.closed or sig.destroyed:
+                continue
+            if _reusable(sig, ws, v):
+                sig.destroy()
+            else:
+                keep.append((sig, ws, v))
+        _buried[:] = keep
+
+
 @_api
 def hipEventCreate() -> hipEvent_t:
+    if _buried:
+        _sweep_buried()
     return hipEvent_t(_st().rt.signals.create(0, kind=2))
 
 
@@ -131,37 +187,41 @@ def hipEventRecord(event: hipEvent_t, stream=None) -> None:
     if s.capture is not None:
         return s.capture.add_event_record(s, ev)
     v = s.vgpu
-    with v.lock:
+    with ev.lock, v.lock:
         if ev.recorded and ev.stream is not v and ev.signal.load() != 0:
             ev.stream.sync_signal(ev.signal)
-        _event_rearm(ev)
-        v.marker(signal=ev.signal)
-    ev.recorded = True
-    ev.stream = v
-    ev.capture, ev.capture_nodes = None, ()
+        _event_rearm(ev, v)
+        v.marker(signal=ev.signal, waiters=ev.waiters)
+        ev.recorded = True
+        ev.stream = v
+        ev.capture, ev.capture_nodes = None, ()
+
+
+def _recorded(ev: hipEvent_t):
+    """(stream, signal) of the event's last record, or None if it was never recorded."""
+    with ev.lock:
+        if ev.capture is not None:
+            _raise(hipError_t.hipErrorCapturedEvent, "the event was last recorded in a capturing stream")
+        return (ev.stream, ev.signal) if ev.recorded else None
 
 
 @_api
 def hipEventSynchronize(event: hipEvent_t) -> None:
-    ev = _event(event)
-    if ev.capture is not None:
-        _raise(hipError_t.hipErrorCapturedEvent, "the event was last recorded in a capturing stream")
-    if not ev.recorded:
-        return
-    ev.stream.sync_signal(ev.signal)
+    r = _recorded(_event(event))
+    if r is not None:
+        r[0].sync_signal(r[1])
 
 
 @_api
 def hipEventQuery(event: hipEvent_t) -> hipError_t:
-    ev = _event(event)
-    if ev.capture is not None:
-        _raise(hipError_t.hipErrorCapturedEvent, "the event was last recorded in a capturing stream")
-    if not ev.recorded:
+    r = _recorded(_event(event))
+    if r is None:
         return hipError_t.hipSuccess
-    ev.stream.flush()
-    if ev.signal.load() == 0:
+    v, sig = r
+    v.flush()
+    if sig.load() == 0:
         return hipError_t.hipSuccess
-    ev.stream.check()
+    v.check()
     return hipError_t.hipErrorNotReady
 
 
@@ -177,12 +237,15 @@ def hipEventElapsedTime(start: hipEvent_t, stop: hipEvent_t) -> float:
 
 @_api
 def hipEventDestroy(event: hipEvent_t) -> None:
+    """Waits for the event's last record; its signals are released once nobody can wait on them
+    (until then they stay claimed: ``_sweep_buried``)."""
     ev = _event(event)
-    if ev.recorded and ev.signal.load() != 0:
-        ev.stream.sync_signal(ev.signal)
-    ev.destroyed = True
-    ev.signal.destroy()
-    for sig, ws, _v in ev.retired:      # a signal a barrier may still read stays claimed (never reused)
-        if not any(not q.destroyed and q.load_read_index() <= i for q, i in ws):
-            sig.destroy()
-    ev.retired = []
+    with ev.lock:
+        if ev.destroyed:
+            _raise(hipError_t.hipErrorInvalidHandle, "the event was destroyed")
+        if ev.recorded and ev.signal.load() != 0:
+            ev.stream.sync_signal(ev.signal)
+        ev.destroyed = True
+        dead = [(ev.signal, ev.waiters, ev.stream)] + ev.retired
+        ev.retired = []
+    _sweep_buried(dead)

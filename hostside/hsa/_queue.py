@@ -3,6 +3,12 @@
 The write index has one writer, this process, serialised by the queue's lock. Packet bodies are
 stored first and the 16-bit header last (the publish); the doorbell then carries the last packet id
 written. The packet formats come from their declarations in ``shm_layout`` (``struct_of``).
+
+Check before you reserve: a caller that is the queue's only writer (the command layer, under its
+stream lock) may read ``next_id`` (the id ``add_write_index`` returns next), ``wait_for_space`` for
+it, pack the kernargs and the body there (``write_*_body``: the header stays INVALID, so the device
+never looks at it), and reserve the id and ``publish`` the header only once nothing can fail any
+more. A packet that fails to pack then leaves the queue exactly as it was.
 """
 from __future__ import annotations
 
@@ -139,7 +145,7 @@ class Queue:
         self.kernarg_base = am.kernarg_address(q, 0)
         self.gid = (agent.index << 12) | q
         self.destroyed = False
-        self._write = 0
+        self.next_id = 0            # the packet id add_write_index returns next (written under self.lock)
         self.error_reported = False
         rt.queues.append(self)
 
@@ -153,8 +159,8 @@ class Queue:
     def add_write_index(self, n: int = 1) -> int:
         """Reserve ``n`` packet ids (hsa_queue_add_write_index_screlease); returns the first."""
         with self.lock:
-            w = self._write
-            self._write = w + n
+            w = self.next_id
+            self.next_id = w + n
             self.a64[self.i_write] = w + n
         return w
 
@@ -190,19 +196,40 @@ class Queue:
                             kobj, karg, reserved2, signal)
         self.a16[off >> 1] = header
 
+    def write_dispatch_body(self, index: int, setup: int, block, grid, kobj: int, karg: int, signal: int,
+                            group_segment: int = 0, private_segment: int = 0, reserved2: int = 0) -> None:
+        """The body of a dispatch packet at ``index``, header untouched (still INVALID): raises
+        ``struct.error`` for a field out of range (a negative or fractional dimension)."""
+        _PKT_BODY.pack_into(self.buf, self.ring_off + (index & self.mask) * _PKT_BYTES + _BODY_OFF, setup,
+                            block[0], block[1], block[2], 0, grid[0], grid[1], grid[2], private_segment,
+                            group_segment, kobj, karg, reserved2, signal)
+
+    def publish(self, index: int, header: int) -> None:
+        """Store the 16-bit header of the packet at ``index`` (its body is written): the device may
+        run it once the doorbell covers ``index``."""
+        self.a16[(self.ring_off + (index & self.mask) * _PKT_BYTES) >> 1] = header
+
     def write_barrier(self, index: int, header: int, deps, signal: int) -> None:
+        self.write_barrier_body(index, deps, signal)
+        self.publish(index, header)
+
+    def write_barrier_body(self, index: int, deps, signal: int) -> None:
         d = list(deps) + [0] * (5 - len(deps))
         if len(d) != 5:
             raise HsaError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT, f"a barrier has at most 5 dependencies, not {len(deps)}")
         off = self.ring_off + (index & self.mask) * _PKT_BYTES
         _BARRIER_BODY.pack_into(self.buf, off + _BODY_OFF, 0, 0, d[0], d[1], d[2], d[3], d[4], 0, signal)
-        self.a16[off >> 1] = header
 
     def write_sdma(self, index: int, ptype: int, *, dep: int, src: int, dst: int, size: int,
                    signal: int, fill_value: int = 0, fill_width: int = 0) -> None:
+        self.write_sdma_body(index, dep=dep, src=src, dst=dst, size=size, signal=signal, fill_value=fill_value,
+                             fill_width=fill_width)
+        self.publish(index, ptype)
+
+    def write_sdma_body(self, index: int, *, dep: int, src: int, dst: int, size: int, signal: int,
+                        fill_value: int = 0, fill_width: int = 0) -> None:
         off = self.ring_off + (index & self.mask) * _PKT_BYTES
         _SDMA_BODY.pack_into(self.buf, off + _BODY_OFF, 0, fill_width, dep, src, dst, size, fill_value, 0, signal)
-        self.a16[off >> 1] = ptype
 
     def kernarg_slot(self, index: int) -> tuple[int, int]:
         """(offset in the agent segment, device address) of packet ``index``'s kernarg slot."""
@@ -253,9 +280,10 @@ class Queue:
             status=L.STATUS_NAMES.get(int(d["status"]), str(int(d["status"]))), active=bool(d["active"]))
 
     def destroy(self) -> None:
-        if self.destroyed:
-            return
-        self.destroyed = True
+        with self.lock:
+            if self.destroyed:
+                return
+            self.destroyed = True
         am = self.agent.map
         d = self.desc
         d["destroy_req"] = 1
@@ -267,6 +295,8 @@ class Queue:
             time.sleep(0.001)
         cas(am.qd_addr(self.slot), L.own_word(os.getpid(), L.Q_ACTIVE), 0)
         fetch_add(am.seg.addr + _OFF_QTABLE_GEN, 1)
-        if self in self.rt.queues:
+        try:
             self.rt.queues.remove(self)
+        except ValueError:          # the runtime's shutdown took it out already
+            pass
 

@@ -127,28 +127,44 @@ class Agent:
 
 
 class CodeObject:
-    """A loaded code object: its slot in the table and its kernels' metadata."""
+    """A loaded code object: its slot in the table and its kernels' metadata.
+
+    Unloading has two steps: ``retire()`` refuses new dispatches of its kernels (``unloaded``), and
+    ``unload()`` frees the slot and the device globals. Whoever calls ``unload()`` first makes sure no
+    packet in flight still uses them (``hipModuleUnload`` synchronises every stream in between): the
+    command processor looks the kernel up by slot and generation, and a global's memory may belong to
+    a new allocation once it is freed."""
 
     def __init__(self, rt, slot, gen, name, meta):
         self.rt, self.slot, self.gen, self.name, self.meta = rt, slot, gen, name, meta
         self.kernels = {m["name"]: (L.make_kernel_object(slot, gen, i), Signature(m["signature"]))
                         for i, m in enumerate(meta)}
-        self.unloaded = False
+        self.unloaded = False           # no new dispatch of its kernels (retire)
+        self.released = False           # slot and device globals given back (unload)
+        self._lock = threading.Lock()
         # device globals: name -> (type, count, [address per agent], bytes) (hipModuleGetGlobal)
         self.globals = {k: (t, c, a, c * np.dtype(NUMPY_TYPES[t]).itemsize)
                         for k, (t, c, a) in (meta[0].get("globals", {}) if meta else {}).items()}
 
-    def unload(self):
-        if not self.unloaded:
-            self.unloaded = True
-            cas(self.rt.pm.segs["codeobj"].addr + self.slot * L.codeobj_entry.itemsize,
-                L.own_word(os.getpid(), L.CO_LOADED), 0)
-            for _t, _c, addrs, _n in self.globals.values():
-                for addr in addrs:
-                    try:
-                        self.rt.free(addr)
-                    except HsaError as exc:     # already freed (hipFree of a global's address)
-                        _log.warning("unloading %s: device global at %#x: %s", self.name, addr, exc)
+    def retire(self) -> None:
+        """Refuse new dispatches of its kernels; the slot and the globals stay until ``unload``."""
+        self.unloaded = True
+
+    def unload(self) -> None:
+        """Retire it and free its slot and device globals (once; later calls do nothing)."""
+        with self._lock:
+            if self.released:
+                return
+            self.released = True
+        self.unloaded = True
+        cas(self.rt.pm.segs["codeobj"].addr + self.slot * L.codeobj_entry.itemsize,
+            L.own_word(os.getpid(), L.CO_LOADED), 0)
+        for _t, _c, addrs, _n in self.globals.values():
+            for addr in addrs:
+                try:
+                    self.rt.free(addr)
+                except HsaError as exc:     # already freed (hipFree of a global's address)
+                    _log.warning("unloading %s: device global at %#x: %s", self.name, addr, exc)
 
 
 class Allocation:

@@ -102,9 +102,8 @@ class Signal:
         return r[0] if r else self.load()
 
     def destroy(self) -> None:
-        if not self.destroyed:
-            self.destroyed = True
-            self.rt.signals.release(self)
+        """Give the slot back to the pool (once: a second destroy, from any thread, does nothing)."""
+        self.rt.signals.release(self)
 
     def __repr__(self):
         return f"<Signal {self.handle:#x} value={self.load()}>"
@@ -147,6 +146,9 @@ class SignalPool:
 
     def release(self, sig: Signal) -> None:
         with self.lock:
+            if sig.destroyed:
+                return
+            sig.destroyed = True
             self.free.append(sig.slot)
             self.owned -= 1
 
