@@ -2,6 +2,11 @@
 
 Writers never block: the ring overwrites its oldest events when full (``count`` keeps the total,
 so a reader knows how many were lost). ``record()`` costs one struct pack and one store.
+
+``EV_LAUNCH_RUNG`` is a launch whose packet was rung on its own (direct dispatch, not in a batch):
+one record that stands for ``EV_LAUNCH`` (a = dispatch id, b = kernel object) followed by its
+``EV_DOORBELL`` (a = global queue id, b = packet id), and ``read_all`` returns it as those two
+events (same timestamp), so readers only ever see the declared kinds.
 """
 from __future__ import annotations
 
@@ -18,6 +23,31 @@ _EV_BYTES = L.trace_event.itemsize
 _HDR_BYTES = L.trace_ring_header.itemsize           # the events follow the header
 _OFF_COUNT = L.offset_of(L.trace_ring_header, "count")
 assert _EV_BYTES == L.TRACE_EVENT_BYTES
+#: EV_LAUNCH + its EV_DOORBELL in one record (expanded by ``read_all``); not a kind of the layout
+EV_LAUNCH_RUNG = 0x8000 | L.EV_LAUNCH
+# its EV_DOORBELL's fields come from the launch's dispatch id: a = the global queue id, agent <<
+# (queue-slot bits) | slot (``hostside.hsa.Queue.gid``); b = the packet id (the index bits the
+# dispatch id keeps: all of it on any real queue)
+_AGENT_SHIFT = L.dispatch_id(1, 0, 0).bit_length() - 1
+_SLOT_BITS = _AGENT_SHIFT - (L.dispatch_id(0, 1, 0).bit_length() - 1)
+_INDEX_MASK = L.dispatch_id(0, 0, -1)
+
+
+def _expand(ev: np.ndarray) -> np.ndarray:
+    """``ev`` with each EV_LAUNCH_RUNG record replaced by its EV_LAUNCH and EV_DOORBELL events."""
+    rung = ev["kind"] == EV_LAUNCH_RUNG
+    if not rung.any():
+        return ev
+    counts = 1 + rung.astype(np.intp)
+    out = np.repeat(ev, counts)
+    first = (np.cumsum(counts) - counts)[rung]
+    out["kind"][first] = L.EV_LAUNCH
+    db = first + 1
+    a = out["a"][db]
+    out["kind"][db] = L.EV_DOORBELL
+    out["b"][db] = a & np.uint64(_INDEX_MASK)
+    out["a"][db] = ((a >> np.uint64(_AGENT_SHIFT)) << np.uint64(_SLOT_BITS)) | out["track"][db].astype(np.uint64)
+    return out
 
 
 class TraceRing:
@@ -74,6 +104,7 @@ def read_all(pm) -> list[tuple[int, str, int, np.ndarray]]:
         ev = seg.view(L.trace_event, off + _HDR_BYTES, topo.trace_events).copy()
         if n < topo.trace_events:
             ev = ev[:n]
+        ev = _expand(ev)
         ev = ev[np.argsort(ev["ts"], kind="stable")]
         out.append((i, hdr["name"].decode(errors="replace"), int(hdr["role"]), ev))
     return out

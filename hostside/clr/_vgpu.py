@@ -58,6 +58,8 @@ import numpy as np
 
 from shm_layout import aql as A
 from shm_layout import layouts as L
+from shm_layout.sync import notify
+from shm_layout.trace import EV_LAUNCH_RUNG
 
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Runtime
 
@@ -70,6 +72,9 @@ _log = logging.getLogger("hdemu.clr")
 SIGNALS_PER_STREAM = 256
 #: Bytes of staging buffer per stream for pageable copies (copied in chunks of half of it).
 STAGING_BYTES = 1 << 20
+#: ``synchronize()`` polls the last signal this many times (a few microseconds) before it sets up
+#: the bounded wait (``sync_signal``: spin, then futex, with the liveness checks)
+_SYNC_POLLS = 64
 
 KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
 MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
@@ -78,6 +83,12 @@ MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
 #: ``Dispatch`` before the interceptor sees it
 _GEOMETRY = L.struct_of(A.kernel_dispatch_packet, "workgroup_size_x", "grid_size_z")
 _U64_LIMIT = 1 << 64
+#: the dispatch body from ``setup`` on (the header, bytes 0-1, is stored last, on its own)
+_PKT_BODY = L.struct_of(A.kernel_dispatch_packet, "setup")
+_BODY_OFF = L.offset_of(A.kernel_dispatch_packet, "setup")
+_PKT_BYTES = A.kernel_dispatch_packet.itemsize
+_KARG_BYTES = L.KERNARG_SLOT_BYTES
+_DID_INDEX = L.dispatch_id(0, 0, -1)      # the packet-index bits of a dispatch id
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +116,8 @@ def check_dispatch(d: Dispatch) -> None:
 
 #: The interceptor on the kernel write path (kernel replay: ``hostside.replay`` installs it through
 #: ``set_interceptor`` when a tool configures the service). None in a process without replay, so
-#: ``launch()`` pays one global load.
+#: ``launch()`` pays nothing for it: ``VirtualGPU.launch`` is ``submit_dispatch`` itself while no
+#: interceptor is installed and ``_launch_intercepted`` while one is (``set_interceptor`` rebinds it).
 _intercept = None
 
 
@@ -116,6 +128,7 @@ def set_interceptor(fn) -> None:
     A dispatch reaches ``fn`` only once ``check_dispatch`` passed."""
     global _intercept
     _intercept = fn
+    VirtualGPU.launch = VirtualGPU.submit_dispatch if fn is None else VirtualGPU._launch_intercepted
 
 
 def interceptor():
@@ -140,6 +153,12 @@ class VirtualGPU:
         self.pending = {}              # queue -> last index written but not yet rung (inside a batch)
         self.staging = None
         self.commands = 0
+        q = self.queue
+        self._s64 = rt.s64
+        #: the stream queue's constants, for the direct-dispatch fast path (``submit_dispatch``)
+        self._qc = (q.buf, q.ring_off, q.mask, q.kernarg_off, q.kernarg_base, q.a16, q.a64, q.i_read,
+                    q.i_write, q.i_doorbell, q.i_rung, q.size, q.wake_addr, q.slot,
+                    L.dispatch_id(agent, q.slot, 0))
 
     # -- signals -----------------------------------------------------------------------------------
     def _peek_signal(self):
@@ -218,18 +237,76 @@ class VirtualGPU:
             return self.last_signal.handle
         return 0
 
-    def launch(self, kobj: int, sig: "object", args, grid, block, group_segment: int = 0,
-               dims: int = 3) -> int:
-        """Submit a kernel dispatch; returns its packet id."""
-        if _intercept is not None:          # kernel replay / counter collection (hostside.replay)
-            d = Dispatch(kobj, sig, tuple(args), tuple(grid), tuple(block), group_segment, dims)
-            check_dispatch(d)               # before the interceptor takes a signal of the stream
-            return _intercept(self, d)
-        return self.submit_dispatch(kobj, sig, args, grid, block, group_segment, dims)
+    def _launch_intercepted(self, kobj: int, sig: "object", args, grid, block, group_segment: int = 0,
+                            dims: int = 3) -> int:
+        """``launch()`` while an interceptor is installed: the dispatch goes to it, checked first."""
+        fn = _intercept
+        if fn is None:                      # removed meanwhile
+            return self.submit_dispatch(kobj, sig, args, grid, block, group_segment, dims)
+        d = Dispatch(kobj, sig, tuple(args), tuple(grid), tuple(block), group_segment, dims)
+        check_dispatch(d)                   # before the interceptor takes a signal of the stream
+        return fn(self, d)
 
     def submit_dispatch(self, kobj: int, sig, args, grid, block, group_segment: int = 0, dims: int = 3) -> int:
         """The dispatch behind ``launch()``, past the interceptor: after SDMA work a BARRIER_AND on
-        its signal goes first (one doorbell for both). Checked before anything is reserved."""
+        its signal goes first (one doorbell for both). Checked before anything is reserved.
+
+        The common case (the stream's last command went to this queue) is written out here with the
+        queue's constants bound once per stream (``_qc``); every step is the one of the general path
+        (``_submit_dispatch_general``), in the same order."""
+        with self.lock:
+            if self.last_engine != "aql" and self.last_signal is not None:
+                return self._submit_dispatch_general(kobj, sig, args, grid, block, group_segment, dims)
+            q = self.queue
+            (buf, ring_off, mask, karg_off, karg_base, a16, a64, i_read, i_write, i_doorbell, i_rung, size,
+             wake, qslot, did_base) = self._qc
+            idx = q.next_id
+            if idx - a64[i_read] >= size:
+                q.wait_for_space(idx)
+            k = (idx & mask) * _KARG_BYTES
+            if sig.size:
+                sig.pack_into(buf, karg_off + k, args)      # a bad argument raises: nothing reserved
+            i = self.sig_next
+            sigs = self.sigs
+            s = sigs[i] if i < len(sigs) else self._peek_signal()
+            off = ring_off + (idx & mask) * _PKT_BYTES
+            _PKT_BODY.pack_into(buf, off + _BODY_OFF, dims, block[0], block[1], block[2], 0, grid[0], grid[1],
+                                grid[2], 0, group_segment, kobj, karg_base + k, 0, s.handle)   # bad geometry
+            # take the signal (the signal-reuse rule: this slot and the next one at 0, else wait)
+            j = i + 1 if i + 1 < SIGNALS_PER_STREAM else 0
+            s64 = self._s64
+            if s64[s._i] or (j < len(sigs) and s64[sigs[j]._i]):
+                self._take_signal(s)
+            else:
+                self.sig_next = j
+                s64[s._i] = 1
+            with q.lock:                                    # Queue.add_write_index(1)
+                q.next_id = idx + 1
+                a64[i_write] = idx + 1
+            a16[off >> 1] = KERNEL_HEADER                   # the publish
+            self.last_signal = s
+            self.last_waiters = None
+            self.commands += 1
+            tr = self.rt.trace
+            if self.batch_depth:
+                self.pending[q] = idx
+                if tr is not None:
+                    tr.record(L.EV_LAUNCH, qslot, did_base | idx & _DID_INDEX, kobj)
+            else:
+                if tr is not None:                          # EV_LAUNCH and its EV_DOORBELL in one record
+                    tr.record(EV_LAUNCH_RUNG, qslot, did_base | idx & _DID_INDEX, kobj)
+                a64[i_doorbell] = idx                       # Queue.ring_doorbell(idx)
+                a64[i_rung] += 1
+                notify(wake)
+            return idx
+
+    #: Submit a kernel dispatch; returns its packet id (``submit_dispatch``, or the interceptor's path
+    #: while one is installed: ``set_interceptor``).
+    launch = submit_dispatch
+
+    def _submit_dispatch_general(self, kobj: int, sig, args, grid, block, group_segment: int = 0,
+                                 dims: int = 3) -> int:
+        """``submit_dispatch`` in general (after SDMA work: a BARRIER_AND on its signal goes first)."""
         with self.lock:
             q = self.queue
             last = self.last_signal
@@ -439,9 +516,14 @@ class VirtualGPU:
 
     def synchronize(self) -> None:
         with self.lock:
-            self.flush()
+            if self.pending:
+                self.flush()
             s = self.last_signal
         if s is not None:
+            s64, i = self._s64, s._i
+            for _ in range(_SYNC_POLLS):    # done already, or about to be: no wait set up (sync_signal)
+                if not s64[i]:
+                    return
             self.sync_signal(s)
         else:
             self.check()

@@ -76,6 +76,8 @@ class hipStream_t:
 
 def _get_stream(stream) -> hipStream_t:
     """The live hipStream_t of a stream argument; ``None`` or 0 is the current device's null stream."""
+    if type(stream) is hipStream_t and not stream.destroyed:
+        return stream
     if stream is None or (isinstance(stream, int) and stream == 0):
         st = _st()
         dev = _current_device()

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from ..hsa import HostWaitTimeout, HsaError
-from ._context import _current_device, _get_stream, _live_streams, _st
+from ._context import _current_device, _get_stream, _live_streams, _st, hipStream_t
 from ._errors import HipError, _api, _from_hsa, _raise, hipError_t
 
 __all__ = ["hipModule_t", "hipFunction_t", "hipModuleLoadData", "hipModuleLoad", "hipModuleUnload",
@@ -31,11 +31,13 @@ class hipModule_t:
 
 
 class hipFunction_t:
-    __slots__ = ("module", "name", "kobj", "sig", "co")
+    __slots__ = ("module", "name", "kobj", "sig", "co", "nargs", "ptrs")
 
     def __init__(self, module, name, kobj, sig):
         self.module, self.name, self.kobj, self.sig = module, name, kobj, sig
         self.co = module.co     # its code object (``co.unloaded`` once the module is unloaded)
+        self.nargs = len(sig.args)
+        self.ptrs = any(a[2] for a in sig.args)     # has pointer arguments (checked at each launch)
 
     def __repr__(self):
         return f"<hipFunction_t {self.name}({self.sig.text})>"
@@ -146,17 +148,19 @@ def hipModuleLaunchKernel(f: hipFunction_t, gridDimX: int, gridDimY: int, gridDi
             _raise(hipError_t.hipErrorInvalidHandle, f"{f.name}: its module {f.co.name} was unloaded")
         if extra is not None:
             _raise(hipError_t.hipErrorNotSupported, "the extra argument is not supported; pass kernelParams")
-        s = _get_stream(stream)
+        s = stream if type(stream) is hipStream_t and not stream.destroyed else _get_stream(stream)
         sig = f.sig
         params = tuple(kernelParams) if kernelParams is not None else ()
-        if len(params) != len(sig.args):
+        if len(params) != f.nargs:
             _raise(hipError_t.hipErrorInvalidValue,
                    f"{f.name} takes {len(sig.args)} arguments ({sig.text}), not {len(params)}")
-        if any(a[2] for a in sig.args):
+        if f.ptrs:
             params = tuple(_pack_value(v, a[2], a[0]) for v, a in zip(params, sig.args))
         try:
-            dims = 3 if gridDimZ * blockDimZ > 1 else (2 if gridDimY * blockDimY > 1 else 1)
-            grid = (gridDimX * blockDimX, gridDimY * blockDimY, gridDimZ * blockDimZ)
+            gy = gridDimY * blockDimY
+            gz = gridDimZ * blockDimZ
+            dims = 3 if gz > 1 else (2 if gy > 1 else 1)
+            grid = (gridDimX * blockDimX, gy, gz)
             if s.capture is not None:
                 return s.capture.add_kernel(s, f, params, grid, (blockDimX, blockDimY, blockDimZ),
                                             sharedMemBytes, dims)
