@@ -165,7 +165,28 @@ engine_stats = checked_dtype("engine_stats", [
     ("sleeps", "<u8", 16),     # device
     ("wakeups", "<u8", 24),    # device
     ("current_queue", "<i4", 32),  # device: -1 idle
+    ("state", "<u4", 36),      # device: ENGINE_* (set RUNNING for every engine before the agent is READY)
+    ("died_ns", "<u8", 40),    # device: monotonic ns when the engine thread died, 0 while it lives
 ], itemsize=64)
+#: engine_stats.state. An engine is ENGINE_OFF until its CP starts it, ENGINE_RUNNING while it serves its
+#: queues, ENGINE_DEAD once its thread ended with an exception (its queues failed with
+#: HSA_STATUS_ERROR_FATAL; the CP's other engines serve on) and ENGINE_STOPPED after a clean stop.
+ENGINE_OFF, ENGINE_RUNNING, ENGINE_DEAD, ENGINE_STOPPED = 0, 1, 2, 3
+ENGINE_STATE_NAMES = {0: "off", 1: "running", 2: "dead", 3: "stopped"}
+
+
+def engine_usable(state) -> bool:
+    """Whether an engine in ``state`` (``engine_stats.state``) takes new queues and serves old ones:
+    only ENGINE_RUNNING. A host places queues on usable engines only, and a wait on a queue whose
+    engine is not usable has no one to end it."""
+    return int(state) == ENGINE_RUNNING
+
+
+def dead_engines(stats, n_engines: int) -> list:
+    """Indices among the first ``n_engines + 1`` entries of an agent's ``engine_stats`` view (the AQL
+    engines, then the SDMA engine) whose state is ENGINE_DEAD."""
+    st = stats["state"][:n_engines + 1]
+    return [e for e in range(len(st)) if int(st[e]) == ENGINE_DEAD]
 
 queue_desc = checked_dtype("queue_desc", [
     ("owner", "<u8", 0),              # any (cas): own_word(pid, Q_*)
@@ -195,6 +216,41 @@ QD_WRITE = field_offset(queue_desc, "write_dispatch_id")
 QD_READ = field_offset(queue_desc, "read_dispatch_id")
 QD_DOORBELL = field_offset(queue_desc, "doorbell")
 KERNARG_SLOT_BYTES = 256
+#: Packet ids are u64; a read index at or past this is impossible (no queue lives 2**63 packets).
+QUEUE_INDEX_LIMIT = 1 << 63
+_U64_MAX = (1 << 64) - 1
+
+
+def queue_shape_error(size: int, engine: int, kind: int, n_engines: int, qmax: int):
+    """Why a queue descriptor with this ``size``, ``engine`` and ``kind`` can never be served (a
+    string naming the field), or None. A queue is a power of two of at most ``qmax`` packets; an AQL
+    queue sits on an engine in [0, n_engines), an SDMA queue on engine ``n_engines``."""
+    if size <= 0 or size & (size - 1) or size > qmax:
+        return f"size {size} is not a power of two in [1, {qmax}] (queue_size_max)"
+    if kind == QKIND_AQL:
+        if not 0 <= engine < n_engines:
+            return f"engine {engine} of an AQL queue is not in [0, {n_engines})"
+    elif kind == QKIND_SDMA:
+        if engine != n_engines:
+            return f"engine {engine} of an SDMA queue is not the SDMA engine {n_engines}"
+    else:
+        return f"kind {kind} is not QKIND_AQL ({QKIND_AQL}) or QKIND_SDMA ({QKIND_SDMA})"
+    return None
+
+
+def queue_index_error(read: int, write: int, doorbell: int):
+    """Why a queue's indices are impossible (a string naming them), or None. The write index counts the
+    packets reserved and never falls behind the read index (packets consumed); the doorbell is the id of
+    a reserved packet (``< write``) or U64_MAX before the first ring. (A write index more than the size
+    ahead is possible: a producer reserves, then waits for space.) Read the doorbell before the write
+    index: the write index only grows, so that order never sees a true doorbell past it."""
+    if read >= QUEUE_INDEX_LIMIT:
+        return f"read_dispatch_id {read} is past 2**63"
+    if write < read:
+        return f"write_dispatch_id {write} is behind read_dispatch_id {read}"
+    if doorbell != _U64_MAX and doorbell >= write:
+        return f"doorbell {doorbell} names a packet past write_dispatch_id {write}"
+    return None
 
 # ----------------------------------------------------------------------------------------------
 # SDMA packets (the copy engine's own 64-byte format; header type values do not collide with AQL).

@@ -6,10 +6,13 @@ Behind this face (private modules):
 
 * ``_ring``       the ring protocol both engines share: QueueState, next_packet/retire, the park
                   back-off of a packet whose dependency is not met, PacketError
-* ``_aql``        the AQL engine: dispatches (geometry checks, KernelContext), barriers, the kernel loader
+* ``_aql``        the AQL engine: dispatches (geometry checks, KernelContext), barriers
+* ``_loader``     the kernel loader: code objects exec-ed once, cached kernels re-validated per dispatch
 * ``_sdma``       the SDMA engine: copies and fills
-* ``_processor``  CommandProcessor: signals, fail_queue, engine threads, housekeeping, reclaim; main
-* ``_memory``     device addresses -> numpy views, or a MemoryFault
+* ``_queues``     the queue table: which engine serves which queue, every descriptor validated
+* ``_processor``  CommandProcessor: signals, fail_queue, engine threads and their state, housekeeping,
+                  reclaim; main
+* ``_memory``     device addresses of the queue owner's allocations -> numpy views, or a MemoryFault
 * ``_counters``   the counter unit (dispatches whose ``reserved2`` names a counter block)
 * ``_devglobals`` module-scope device globals of a code object
 """

@@ -1,22 +1,24 @@
-"""The AQL engine: kernel dispatches and barriers of the agent's AQL queues, and the kernel loader.
+"""The AQL engine: kernel dispatches and barriers of the agent's AQL queues.
 
 Per packet, in order (``process_queue``): stop at an INVALID header or past the doorbell, acquire
 (``rmb``), run it, stamp and decrement the completion signal exactly once, store INVALID into the
 header, advance ``read_dispatch_id``. Each queue runs strictly in order, one packet at a time, so
 every packet behaves as if its barrier bit were set; the fence-scope bits are carried, not
 interpreted. A packet that fails raises ``PacketError``: the queue is failed with its HSA status
-(``CommandProcessor.fail_queue``) and the engine goes on with its other queues.
+(``CommandProcessor.fail_queue``) and the engine goes on with its other queues. Whatever else a
+packet raises (``SystemExit`` and ``KeyboardInterrupt`` from a kernel included) fails its queue too;
+the engine never dies of a packet.
 
-A dispatch (``run_dispatch``) checks its geometry, loads the kernel (``KernelLoader``: the code
-object is ``exec``-ed once per agent and its device globals bound), unpacks the kernargs, maps each
-pointer argument to a numpy view of the allocation it points into, runs ``fn(ctx, *args)`` once for
-the whole grid and, if ``reserved2`` names a counter block, lets the counter unit measure it. With
-profiling in mode real, every packet that ran is handed to the engine's task ring.
+A dispatch (``run_dispatch``) checks its geometry, gets the kernel (``KernelLoader``: loaded once per
+code object, re-validated against the code-object table on every dispatch), checks the completion
+signal (a signal of the queue's owner), takes the kernargs from the queue's own kernarg slot (or a
+kernarg allocation of the owner), maps each pointer argument to a numpy view of an allocation of the
+queue's owner, runs ``fn(ctx, *args)`` once for the whole grid and, if ``reserved2`` names a counter
+block, lets the counter unit measure it. With profiling in mode real, every packet that ran is handed
+to the engine's task ring.
 """
 from __future__ import annotations
 
-import json
-import threading
 import time
 
 import numpy as np
@@ -24,11 +26,11 @@ import numpy as np
 from shm_layout import aql as A
 from shm_layout import dfx as D
 from shm_layout import layouts as L
-from shm_layout.kernels import NUMPY_TYPES, Signature, kernel as _kernel_decorator
+from shm_layout.sync import fetch_add, fetch_add32, futex_wake
 
-from ._devglobals import bind_globals
+from ._loader import KernelLoader, LoadedKernel
 from ._memory import MemoryFault
-from ._ring import PacketError, QueueState, RingEngine
+from ._ring import DISPATCH_INDEX_MASK, U64_MAX, PacketError, QueueState, RingEngine, describe_exception
 
 __all__ = ["AqlEngine", "KernelContext", "KernelLoader", "LoadedKernel", "MAX_WORKGROUP_ITEMS", "MAX_GRID_ITEMS"]
 
@@ -46,9 +48,30 @@ assert _SIGNAL_OFF == L.offset_of(A.barrier_and_packet, "completion_signal")
 #: The kernarg bytes a task event carries (its ``karg`` field).
 _TASK_KARG_BYTES = D.task_event.fields["karg"][0].itemsize
 
+_SIG_BASE, _SIG_BYTES = L.SIGNAL_HANDLE_BASE, L.SIGNAL_SLOT_BYTES
+_SIG_WORDS, _SIG_WORDS32 = L.signal_slot.itemsize // 8, L.signal_slot.itemsize // 4
+_SIG_OWNER64, _SIG_START64, _SIG_END64 = (L.word_of(L.signal_slot, f) for f in ("owner", "start_ts", "end_ts"))
+_SIG_WAITERS32 = L.word_of(L.signal_slot, "waiters", 4)
+_SIG_VALUE, _SIG_WAKE = L.offset_of(L.signal_slot, "value"), L.offset_of(L.signal_slot, "seq")
+_EV_BEGIN, _EV_END = L.EV_KERNEL_BEGIN, L.EV_KERNEL_END
 _DISPATCH = A.HSA_PACKET_TYPE_KERNEL_DISPATCH
 _BARRIER_AND = A.HSA_PACKET_TYPE_BARRIER_AND
 _BARRIER_OR = A.HSA_PACKET_TYPE_BARRIER_OR
+# bound once: a kernel module that replaces these does not change the engine
+_now, _arange, _int64 = time.monotonic_ns, np.arange, np.int64
+
+
+def _bad_geometry(dims, block, grid):
+    """Raise the PacketError (INVALID_PACKET_FORMAT) that names what is wrong with a dispatch's shape."""
+    (wx, wy, wz), (gx, gy, gz) = block, grid
+    if not 1 <= dims <= 3:
+        raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, f"setup dimensions must be 1, 2 or 3, not {dims}")
+    if 0 in block or 0 in grid:
+        raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                          f"workgroup {wx}x{wy}x{wz} and grid {gx}x{gy}x{gz} must have no zero dimension")
+    raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                      f"workgroup {wx}x{wy}x{wz} exceeds {MAX_WORKGROUP_ITEMS} work-items or grid "
+                      f"{gx}x{gy}x{gz} exceeds {MAX_GRID_ITEMS}")
 
 
 class KernelContext:
@@ -61,84 +84,11 @@ class KernelContext:
         self.counters = None
 
     def global_id(self, axis: int = 0) -> np.ndarray:
-        return np.arange(self.grid[axis], dtype=np.int64)
+        return _arange(self.grid[axis], dtype=_int64)
 
     @property
     def n(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
-
-
-class LoadedKernel:
-    """One kernel of a loaded code object: its function, signature and the numpy type of each pointer
-    argument (None for a scalar)."""
-
-    __slots__ = ("name", "fn", "sig", "views", "module")
-
-    def __init__(self, name, fn, sig, module):
-        self.name, self.fn, self.sig, self.module = name, fn, sig, module
-        self.views = [(NUMPY_TYPES[ty] if ptr else None) for (_n, ty, ptr) in sig.args]
-
-
-class KernelLoader:
-    """Kernel objects -> loaded kernels, shared by the agent's AQL engines.
-
-    A kernel object names (code-object slot, generation, kernel index). The first dispatch of any
-    kernel of a code object ``exec``-s the object's source and binds its device globals; every kernel
-    of it is cached then (``kernels``, read without the lock: a dict lookup is atomic)."""
-
-    def __init__(self, pm, mem, agent: int):
-        self.pm, self.mem, self.agent = pm, mem, agent
-        self.kernels: dict[int, LoadedKernel] = {}
-        self._lock = threading.Lock()
-
-    def kernel(self, kobj: int) -> LoadedKernel:
-        k = self.kernels.get(kobj)
-        if k is not None:
-            return k
-        with self._lock:
-            k = self.kernels.get(kobj)          # another engine may have loaded it meanwhile
-            return k if k is not None else self._load(kobj)
-
-    def _load(self, kobj: int) -> LoadedKernel:
-        if kobj == 0:
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "kernel_object is null")
-        parts = L.split_kernel_object(kobj)
-        if parts is None or parts[0] >= L.CODEOBJ_SLOTS:
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
-                              f"kernel_object {kobj:#x} is not a kernel object handle")
-        slot, gen, index = parts
-        e = self.pm.codeobj[slot]
-        if L.owner_state(int(e["owner"])) != L.CO_LOADED or int(e["gen"]) & 0xFFFF != gen:
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
-                              f"kernel_object {kobj:#x} names code-object slot {slot} generation {gen}, "
-                              f"which is not loaded")
-        if index >= int(e["n_kernels"]):
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
-                              f"kernel_object {kobj:#x}: code object has {int(e['n_kernels'])} kernels, "
-                              f"not index {index}")
-        blob = self.pm.codeobj_blob(slot)
-        ml, sl = int(e["meta_len"]), int(e["src_len"])
-        try:
-            meta = json.loads(bytes(blob[:ml]).decode())
-            source = bytes(blob[ml:ml + sl]).decode()
-            name = e["name"].decode(errors="replace")
-            ns = {"__name__": f"hdemu_codeobj_{slot}_{gen}", "kernel": _kernel_decorator}
-            exec(compile(source, f"<code object {name}>", "exec"), ns)
-            bind_globals(self.mem, self.agent, ns, meta)
-        except Exception as exc:  # noqa: BLE001 - any failure of user code is a bad code object
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
-                              f"code object in slot {slot} does not load: {type(exc).__name__}: {exc}") from None
-        out = None
-        for i, m in enumerate(meta):
-            fn = ns.get(m["name"])
-            if not callable(fn):
-                raise PacketError(L.HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
-                                  f"code object {name} has no kernel function {m['name']!r}")
-            lk = LoadedKernel(m["name"], fn, Signature(m["signature"]), ns)
-            self.kernels[L.make_kernel_object(slot, gen, i)] = lk
-            if i == index:
-                out = lk
-        return out
 
 
 class AqlEngine(RingEngine):
@@ -150,99 +100,129 @@ class AqlEngine(RingEngine):
         self.mem = cp.mem
         self.loader = cp.loader
         self.kernels = cp.loader.kernels            # the loader's cache, looked up without its lock
+        self.co64, self.co32 = cp.loader.co64, cp.loader.co32
         self.counters = cp.counters
         self.trace = cp.trace
         self.dfx = cp.dfx
+        self.check_signal = cp.check_signal
         self.complete_signal = cp.complete_signal
         self.signal_value = cp.signal_value
-        self.fail_queue = cp.fail_queue
+        self.s64, self.s32, self.n_signals, self.signals_addr = cp.s64, cp.s32, cp.n_signals, cp.signals_addr
 
     def run_dispatch(self, qs: QueueState, idx: int, off: int) -> None:
         (_h, setup, wx, wy, wz, _r0, gx, gy, gz, priv, grp, kobj, karg, r2, sig) = \
             _PKT.unpack_from(self.buf, off)
-        fetch = time.monotonic_ns()
+        dfx = self.dfx
+        fetch = _now() if dfx is not None else 0
         dims = setup & 3
-        if not 1 <= dims <= 3:
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-                              f"setup dimensions must be 1, 2 or 3, not {dims}")
-        if 0 in (wx, wy, wz, gx, gy, gz):
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-                              f"workgroup {wx}x{wy}x{wz} and grid {gx}x{gy}x{gz} must have no zero dimension")
-        if wx * wy * wz > MAX_WORKGROUP_ITEMS or gx * gy * gz > MAX_GRID_ITEMS:
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-                              f"workgroup {wx}x{wy}x{wz} exceeds {MAX_WORKGROUP_ITEMS} work-items or grid "
-                              f"{gx}x{gy}x{gz} exceeds {MAX_GRID_ITEMS}")
-        k = self.kernels.get(kobj) or self.loader.kernel(kobj)
-        did = L.dispatch_id(self.agent_index, qs.q, idx)
-        mem = self.mem
-        if k.sig.size:
-            try:
-                seg, koff, _avail = mem.extent(karg, k.sig.size)
-            except MemoryFault as f:
-                raise PacketError(f.status, f"kernarg_address: {f}") from None
-            raw = k.sig.unpack_from(seg.buf, koff)
+        # one test for the common case (the fields are unsigned: a product is 0 iff a dimension is)
+        if not (dims and 0 < wx * wy * wz <= MAX_WORKGROUP_ITEMS and 0 < gx * gy * gz <= MAX_GRID_ITEMS):
+            _bad_geometry(dims, (wx, wy, wz), (gx, gy, gz))
+        k = self.kernels.get(kobj)
+        # the cached kernel is used only while its code object is still loaded, by the queue's owner,
+        # in the same generation: otherwise the loader says why not (or reloads a replaced cache entry)
+        if k is None or k.owner != qs.co_own or self.co64[k.i_owner] != k.owner or self.co32[k.i_gen] != k.gen:
+            k = self.loader.kernel(kobj, qs.owner_pid)
+        slot = -1
+        if sig:                                     # check_signal, inline: a signal of the queue's owner
+            soff = sig - _SIG_BASE
+            slot = soff // _SIG_BYTES
+            if soff < 0 or soff % _SIG_BYTES or slot >= self.n_signals or \
+                    self.s64[slot * _SIG_WORDS + _SIG_OWNER64] != qs.sig_own:
+                slot = self.check_signal(sig, qs)   # raises, naming why
+        did = qs.did_base | (idx & DISPATCH_INDEX_MASK)
+        size = k.sig.size
+        if size:
+            if qs.karg_lo <= karg and karg + size <= qs.karg_hi:      # the queue's own kernarg slots
+                kbuf, koff = self.buf, qs.karg_off + (karg - qs.karg_lo)
+            else:
+                try:
+                    kbuf, koff = self.mem.kernarg(karg, size, qs.owner_pid)
+                except MemoryFault as f:
+                    raise PacketError(f.status, f"kernarg_address: {f}") from None
+            raw = k.sig.unpack_from(kbuf, koff)
             args = []
+            mem = self.mem
+            mem.refresh()
+            pid = qs.owner_pid
             for v, dt in zip(raw, k.views):
                 if dt is None:
                     args.append(v)
                 else:
                     try:
-                        args.append(mem.array(v, dt))
+                        args.append(mem.array(v, dt, pid))
                     except MemoryFault as f:
                         raise PacketError(f.status, f"kernel {k.name}: {f}") from None
         else:
             args = ()
-        cst = self.counters.begin(r2, k, args) if r2 else None      # counters requested (reserved2)
-        ctx = KernelContext((gx, gy, gz), (wx, wy, wz), dims, did, self.agent_index)
+        cst = self.counters.begin(r2, k, args, qs.owner_pid) if r2 else None    # counters requested
+        grid, block = (gx, gy, gz), (wx, wy, wz)
+        ctx = KernelContext(grid, block, dims, did, self.agent_index)
         tr = self.trace
         engine = self.engine
-        start = time.monotonic_ns()
+        start = _now()
         if tr:
-            tr.record(L.EV_KERNEL_BEGIN, engine, did, kobj, start)
+            tr.record(_EV_BEGIN, engine, did, kobj, start)
         try:
             k.fn(ctx, *args)
         except IndexError as exc:
-            raise PacketError(L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
-                              f"kernel {k.name} accessed memory out of bounds: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - a kernel that raises is a device exception
+            raise PacketError(L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, f"kernel {k.name} accessed memory out "
+                              f"of bounds: {describe_exception(exc, False)}") from None
+        except BaseException as exc:  # noqa: BLE001 - a kernel that raises (SystemExit too) is a device exception
             raise PacketError(L.HSA_STATUS_ERROR_EXCEPTION,
-                              f"kernel {k.name} raised {type(exc).__name__}: {exc}") from None
-        end = time.monotonic_ns()
+                              f"kernel {k.name} raised {describe_exception(exc)}") from None
+        end = _now()
         if tr:
-            tr.record(L.EV_KERNEL_END, engine, did, kobj, end)
+            tr.record(_EV_END, engine, did, kobj, end)
         if cst is not None:
-            self.counters.finish(cst, (gx, gy, gz), (wx, wy, wz), grp, priv, did)
-        if self.dfx is not None:
-            kb = bytes(seg.buf[koff:koff + min(k.sig.size, _TASK_KARG_BYTES)]) if k.sig.size else b""
-            self.dfx.emit(engine, did, kobj, start, end, fetch, qs.last_did, (gx, gy, gz), kb, _DISPATCH)
+            self.counters.finish(cst, grid, block, grp, priv, did)
+        if dfx is not None:
+            kb = bytes(kbuf[koff:koff + min(size, _TASK_KARG_BYTES)]) if size else b""
+            dfx.emit(engine, did, kobj, start, end, fetch, qs.last_did, grid, kb, _DISPATCH)
         qs.last_did = did
-        self.complete_signal(sig, start, end)
+        if slot >= 0:                               # complete_signal, inline (the hot path)
+            s64 = self.s64
+            base = slot * _SIG_WORDS
+            s64[base + _SIG_START64] = start
+            s64[base + _SIG_END64] = end
+            addr = self.signals_addr + slot * _SIG_BYTES
+            fetch_add(addr + _SIG_VALUE, -1)        # locked: also the barrier before the waiters check
+            if self.s32[slot * _SIG_WORDS32 + _SIG_WAITERS32]:
+                fetch_add32(addr + _SIG_WAKE, 1)
+                futex_wake(addr + _SIG_WAKE)
 
     def try_barrier(self, qs: QueueState, idx: int, off: int, ptype: int) -> bool:
         """Run a barrier packet if its dependencies are met; False leaves it parked."""
         _h, _r0, _r1, d0, d1, d2, d3, d4, _r2, sig = _BARRIER.unpack_from(self.buf, off)
+        slot = self.check_signal(sig, qs) if sig else -1
         deps = [d for d in (d0, d1, d2, d3, d4) if d]
-        vals = [self.signal_value(d) for d in deps]
+        vals = [self.signal_value(d, qs) for d in deps]
         if ptype == _BARRIER_AND:
             ok = all(v == 0 for v in vals)
         else:
             ok = not deps or any(v == 0 for v in vals)
         if not ok:
             return False
-        now = time.monotonic_ns()
-        did = L.dispatch_id(self.agent_index, qs.q, idx)
+        now = _now()
+        did = qs.did_base | (idx & DISPATCH_INDEX_MASK)
         if self.trace:
             self.trace.record(L.EV_BARRIER_END, self.engine, did, ptype, now)
         if self.dfx is not None:
             self.dfx.emit(self.engine, did, 0, now, now, now, qs.last_did, (0, 0, 0), b"", ptype)
         qs.last_did = did
-        self.complete_signal(sig, now, now)
+        if slot >= 0:
+            self.complete_signal(slot, now, now)
         return True
 
     def process_queue(self, qs: QueueState, budget: int = 64) -> int:
         """Run up to ``budget`` packets of one queue; returns how many completed."""
         a64 = self.a64
-        done = 0
+        if qs.closed:
+            return 0
+        if a64[qs.i_read] != qs.read or a64[qs.i_kindgen] != qs.kindgen:     # check_slot, inline
+            self.check_slot(qs)
+            return 0
+        done = kernels = 0
         now = 0.0
         if qs.parked_until:
             now = time.monotonic()
@@ -256,21 +236,26 @@ class AqlEngine(RingEngine):
             try:
                 if ptype == _DISPATCH:
                     self.run_dispatch(qs, idx, off)
-                    a64[qs.i_kernels_done] += 1
+                    kernels += 1
                 elif ptype == _BARRIER_AND or ptype == _BARRIER_OR:
                     if not self.try_barrier(qs, idx, off, ptype):
                         qs.park(now)
-                        return done
+                        break
                     if qs.parked_until:
                         qs.unpark()
                 else:
                     raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
                                       f"packet type {ptype} is not supported on an AQL queue")
-            except PacketError as err:
-                self.fail_queue(qs, idx, err, self.engine, _SIGNAL.unpack_from(self.buf, off + _SIGNAL_OFF)[0])
-                return done
-            self.retire(qs, idx, off)
+            except BaseException as exc:  # noqa: BLE001 - every packet error is a queue error, never a dead engine
+                self.packet_error(qs, idx, exc, _SIGNAL.unpack_from(self.buf, off + _SIGNAL_OFF)[0])
+                break
+            if not self.retire(qs, idx, off):
+                return done + 1                     # the slot holds another queue now: not its counters
             done += 1
-        if done:
-            a64[qs.i_packets_done] += done
+        if done:                                   # device counters wrap modulo 2**64 (RingEngine.bump)
+            i = qs.i_packets_done
+            a64[i] = (a64[i] + done) & U64_MAX
+            if kernels:
+                i = qs.i_kernels_done
+                a64[i] = (a64[i] + kernels) & U64_MAX
         return done

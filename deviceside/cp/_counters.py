@@ -9,7 +9,8 @@ is stored last.
 The byte-level counters (BYTES_WRITTEN, ELEMENTS_WRITTEN, LINES_WRITTEN) compare the extents of the
 pointer arguments (and the module's device globals) before and after the kernel, so ``begin`` copies
 those extents when one of them is requested; OUTPUT_CRC32 hashes them after the kernel. Both are
-bounded by ``SCAN_MAX_BYTES`` per dispatch.
+bounded by ``SCAN_MAX_BYTES`` per dispatch. The request block must be fine-grained host memory owned by
+the queue's owner; a value too large for its u64 slot (huge segment sizes) is stored modulo 2**64.
 """
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ from ._ring import PacketError
 
 __all__ = ["CounterUnit"]
 
+_U64_MASK = (1 << 64) - 1
+# bound once: a kernel module that replaces numpy attributes does not change the counter unit
+_count_nonzero, _ndarray, _uint8 = np.count_nonzero, np.ndarray, np.uint8
 _BYTE_LEVEL = {C.COUNTER_IDS[n] for n in ("BYTES_WRITTEN", "ELEMENTS_WRITTEN", "LINES_WRITTEN",
                                            "INSTRUCTIONS")}
 
@@ -46,14 +50,15 @@ class CounterUnit:
     def _fault(msg):
         return PacketError(L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, msg)
 
-    def begin(self, addr: int, kernel, args) -> _State:
-        """Read the request block at ``addr``; copy the extents the kernel may change if needed."""
+    def begin(self, addr: int, kernel, args, pid: int) -> _State:
+        """Read the request block at ``addr`` (an allocation of ``pid``, the queue's owner); copy the
+        extents the kernel may change if needed."""
         if addr < L.HOST_POOL_BASE or addr >= self.host_pool_end:
             raise self._fault(f"counter request block {addr:#x} (reserved2) is not fine-grained host memory")
         try:
-            raw = self.mem.bytes(addr, C.REQUEST_BYTES)
+            raw = self.mem.bytes(addr, C.REQUEST_BYTES, pid)
         except MemoryFault as f:
-            raise self._fault(f"counter request block (reserved2): {f}") from None
+            raise PacketError(f.status, f"counter request block (reserved2): {f}") from None
         st = _State()
         st.rec = raw.view(C.counter_request)
         n = min(int(st.rec["n_slots"][0]), C.MAX_SLOTS, self.slots)
@@ -63,11 +68,11 @@ class CounterUnit:
         st.args = args
         ext, sizes, seen = [], [], set()
         for a in list(args) + list(kernel.module.get("__hdemu_device_globals__", ())):
-            if isinstance(a, np.ndarray):
+            if isinstance(a, _ndarray):
                 key = (a.__array_interface__["data"][0], a.nbytes)
                 if key not in seen:
                     seen.add(key)
-                    ext.append(a.reshape(-1).view(np.uint8))
+                    ext.append(a.reshape(-1).view(_uint8))
                     sizes.append(a.itemsize)
         budget, cut = C.SCAN_MAX_BYTES, []
         for e in ext:
@@ -94,7 +99,7 @@ class CounterUnit:
                     waves += cnt * (-(-(cx * cy * cz) // 64))
         items = gx * gy * gz
         sig = st.kernel.sig
-        ptrs = [a for a in st.args if isinstance(a, np.ndarray)]
+        ptrs = [a for a in st.args if isinstance(a, _ndarray)]
         v[0], v[1], v[2] = wg, waves, items
         v[3] = waves * 64 - items
         v[5] = sig.size
@@ -106,14 +111,14 @@ class CounterUnit:
             bw = ew = lw = 0
             for pre, post, a in zip(st.pre, st.extents, st.sizes):
                 neq = pre != post
-                nb = int(np.count_nonzero(neq))
+                nb = int(_count_nonzero(neq))
                 if not nb:
                     continue
                 bw += nb
                 m = len(neq) - len(neq) % a
-                ew += int(np.count_nonzero(neq[:m].reshape(-1, a).any(axis=1))) + int(neq[m:].any())
+                ew += int(_count_nonzero(neq[:m].reshape(-1, a).any(axis=1))) + int(neq[m:].any())
                 m = len(neq) - len(neq) % 64
-                lw += int(np.count_nonzero(neq[:m].reshape(-1, 64).any(axis=1))) + int(neq[m:].any())
+                lw += int(_count_nonzero(neq[:m].reshape(-1, 64).any(axis=1))) + int(neq[m:].any())
             v[10], v[11], v[12] = bw, ew, lw
             v[4] = waves * (8 + 2 * len(sig.args)) + (v[9] + bw) // 256
         v[13] = group_segment * wg
@@ -126,7 +131,7 @@ class CounterUnit:
         rec = st.rec
         out = rec["out"][0]
         for j, cid in enumerate(st.ids):
-            out[j] = v.get(cid, C.INVALID_VALUE)
+            out[j] = v.get(cid, C.INVALID_VALUE) & _U64_MASK
         rec["dispatch_id"] = did
         rec["n_written"] = st.n
 

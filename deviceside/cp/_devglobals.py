@@ -14,14 +14,16 @@ from ._memory import MemoryFault
 __all__ = ["bind_globals"]
 
 
-def bind_globals(mem, agent: int, ns: dict, meta: list) -> None:
-    """Bind the globals listed in the metadata (every kernel entry carries the module's table)."""
+def bind_globals(mem, agent: int, ns: dict, meta: list, pid: int) -> None:
+    """Bind the globals listed in the metadata (every kernel entry carries the module's table); each
+    must be a live allocation of ``pid``, the code object's owner."""
     table = meta[0].get("globals") if meta else None
     views = []
+    mem.refresh()
     for name, (ty, count, addrs) in (table or {}).items():
         if agent >= len(addrs):
             raise MemoryFault(f"device global {name!r} has no copy on agent {agent}")
-        view = mem.array(addrs[agent], NUMPY_TYPES[ty])
+        view = mem.array(addrs[agent], NUMPY_TYPES[ty], pid)
         if view is None or len(view) < count:
             raise MemoryFault(f"device global {name!r} at {addrs[agent]:#x} is not a live allocation")
         ns[name] = view[:count]

@@ -10,8 +10,17 @@ the GIL finely. The main thread joins the engines; SIGTERM sets ``stopping``.
 Idle engines spin ``WAIT_SPIN_S`` (only right after work) and then sleep on their wake word (the
 doorbell mailbox) for at most ``IDLE_SLICE_S``; every ``HOUSEKEEPING_S`` an idle engine writes the
 heartbeat, checks the boot block's ``shutdown`` and the supervisor, acknowledges destroy requests and
-reclaims the queues (engine 0 also the allocations, agent 0 the signals, code objects and trace
-rings) of dead owners. An engine that crashes logs the traceback and ends the process (exit 70).
+reclaims the queues of dead owners; the janitor (the lowest live engine) also the allocations, and on
+agent 0 the signals, code objects and trace rings of dead owners.
+
+Every value read from shared memory is validated before use (``_queues``, ``_ring``, ``_memory``,
+``_loader``): a bad packet or descriptor fails its queue with an HSA status, never the engine. The
+signals a packet names must be signals of the queue's owner (``check_signal``). Each engine has a
+state word (``engine_stats.state``): ENGINE_RUNNING while it serves; an engine whose thread ends with
+an exception all the same (a bug, or a kernel that broke the CP's own objects) is ENGINE_DEAD, its
+queues fail with HSA_STATUS_ERROR_FATAL and the other engines serve on. The process ends with
+``ENGINE_CRASH_EXIT`` once every engine is dead (``os._exit`` in a kernel ends it at once: the
+supervisor and the hosts then see a dead command processor).
 """
 from __future__ import annotations
 
@@ -24,8 +33,10 @@ import time
 import numpy as np
 
 from shm_layout import layouts as L
+from shm_layout.alloc import owner_alive
+from shm_layout.coherence import wmb
 from shm_layout.errors import ConfigError, HdemuError
-from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, fetch_add32, futex_wake, pid_alive, wait_until
+from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, fetch_add32, futex_wake, wait_until
 from shm_layout.topology import PlatformMap
 from shm_layout.trace import TraceRing
 
@@ -35,7 +46,8 @@ from deviceside.aicpu import TaskRings
 from ._aql import AqlEngine, KernelLoader
 from ._counters import CounterUnit
 from ._memory import DeviceMemory
-from ._ring import PacketError, QueueState
+from ._queues import QueueTable
+from ._ring import DISPATCH_INDEX_MASK, U64_MAX, PacketError, QueueState, describe_exception
 from ._sdma import SdmaEngine
 
 __all__ = ["CommandProcessor", "main", "HOUSEKEEPING_S", "IDLE_SLICE_S", "ENGINE_CRASH_EXIT"]
@@ -45,7 +57,7 @@ __all__ = ["CommandProcessor", "main", "HOUSEKEEPING_S", "IDLE_SLICE_S", "ENGINE
 HOUSEKEEPING_S = 0.5
 #: Longest sleep of an idle engine; on waking it re-runs its loop, so housekeeping happens.
 IDLE_SLICE_S = 0.5
-#: Exit status of a command processor whose engine thread crashed.
+#: Exit status of a command processor whose engines all died.
 ENGINE_CRASH_EXIT = 70
 
 # signal_slot fields, as indices into u64 / u32 views of the signal table and byte offsets
@@ -54,10 +66,12 @@ _SIG_STRIDE32 = L.signal_slot.itemsize // 4
 _SIG_VALUE64 = L.word_of(L.signal_slot, "value")
 _SIG_START64 = L.word_of(L.signal_slot, "start_ts")
 _SIG_END64 = L.word_of(L.signal_slot, "end_ts")
+_SIG_OWNER64 = L.word_of(L.signal_slot, "owner")
 _SIG_WAITERS32 = L.word_of(L.signal_slot, "waiters", 4)
 _SIG_VALUE = L.offset_of(L.signal_slot, "value")
 _SIG_WAKE = L.offset_of(L.signal_slot, "seq")         # the wake word: seq, then waiters
 _SIG_OWNER = L.offset_of(L.signal_slot, "owner")
+_SIG_BYTES = L.SIGNAL_SLOT_BYTES
 _QUEUE_TABLE_GEN = L.offset_of(L.agent_header, "queue_table_gen")
 _QD_OWNER = L.offset_of(L.queue_desc, "owner")
 _CO_OWNER = L.offset_of(L.codeobj_entry, "owner")
@@ -65,6 +79,7 @@ _TRACE_OWNER = L.offset_of(L.trace_ring_header, "owner")
 _ES_BUSY = L.word_of(L.engine_stats, "busy_ns")
 _ES_PACKETS = L.word_of(L.engine_stats, "packets")
 _ERROR_MSG_MAX = L.queue_desc.fields["error_msg"][0].itemsize - 1    # room for the NUL a reader expects
+_flatnonzero = np.flatnonzero        # bound once: a kernel module that replaces it changes nothing here
 
 
 class CommandProcessor:
@@ -84,12 +99,14 @@ class CommandProcessor:
         self.s64 = memoryview(self.pm.segs["signals"].buf).cast("Q")
         self.s32 = memoryview(self.pm.segs["signals"].buf).cast("I")
         self.signals_addr = self.pm.signals_addr
+        self.n_signals = self.topo.n_signals
         self.queue_table_gen_addr = self.aseg.addr + _QUEUE_TABLE_GEN
         self.mem = DeviceMemory(self.pm)
         self.stopping = False
         self.loader = KernelLoader(self.pm, self.mem, agent)
         self.trace = TraceRing.claim(self.pm, L.ROLE_CP, f"cp{agent}")
         self.n_engines = self.topo.n_engines
+        self.table = QueueTable(self)
         self.role = self._find_role()
         self.supervisor_pid = int(self.pm.boot_hdr["supervisor_pid"][0])
         self.counters = CounterUnit(self.mem, self.topo)
@@ -106,63 +123,91 @@ class CommandProcessor:
         return None
 
     # -- signals ------------------------------------------------------------------------------
-    def complete_signal(self, handle: int, start: int, end: int) -> None:
-        """Stamp the signal's start/end, decrement it once, and wake its waiters."""
-        if handle == 0:
-            return
-        slot = self.pm.signal_slot(handle)
-        if slot < 0:
+    def check_signal(self, handle: int, qs: QueueState, what: str = "completion signal") -> int:
+        """The slot of ``handle``, a signal of the queue's owner; PacketError(INVALID_SIGNAL) if it is
+        no signal handle or another process's signal (each process has its own signals)."""
+        off = handle - L.SIGNAL_HANDLE_BASE
+        slot = off // _SIG_BYTES
+        if off < 0 or off % _SIG_BYTES or slot >= self.n_signals:
+            raise PacketError(L.HSA_STATUS_ERROR_INVALID_SIGNAL, f"{what} {handle:#x} is not a signal handle")
+        if self.s64[slot * _SIG_STRIDE64 + _SIG_OWNER64] != qs.sig_own:
             raise PacketError(L.HSA_STATUS_ERROR_INVALID_SIGNAL,
-                              f"completion signal {handle:#x} is not a signal handle")
+                              f"{what} {handle:#x} is not a signal of the queue's owner (pid {qs.owner_pid})")
+        return slot
+
+    def complete_signal(self, slot: int, start: int, end: int) -> None:
+        """Stamp the signal's start/end, decrement it once, and wake its waiters (``slot`` from
+        ``check_signal``)."""
         base = slot * _SIG_STRIDE64
         self.s64[base + _SIG_START64] = start
         self.s64[base + _SIG_END64] = end
-        addr = self.signals_addr + slot * L.SIGNAL_SLOT_BYTES
+        addr = self.signals_addr + slot * _SIG_BYTES
         fetch_add(addr + _SIG_VALUE, -1)                   # locked: also the barrier before the check
         if self.s32[slot * _SIG_STRIDE32 + _SIG_WAITERS32]:
             fetch_add32(addr + _SIG_WAKE, 1)
             futex_wake(addr + _SIG_WAKE)
 
-    def wake_signal(self, handle: int) -> None:
-        """Wake the waiters of a signal without changing it (a handle that is no signal has none)."""
-        slot = self.pm.signal_slot(handle)
-        if slot >= 0 and self.s32[slot * _SIG_STRIDE32 + _SIG_WAITERS32]:
-            addr = self.signals_addr + slot * L.SIGNAL_SLOT_BYTES + _SIG_WAKE
+    def wake_signal(self, handle: int, qs: QueueState) -> None:
+        """Wake the waiters of a signal of the queue's owner without changing it (a handle that is no
+        such signal is left alone)."""
+        try:
+            slot = self.check_signal(handle, qs)
+        except PacketError:
+            return
+        if self.s32[slot * _SIG_STRIDE32 + _SIG_WAITERS32]:
+            addr = self.signals_addr + slot * _SIG_BYTES + _SIG_WAKE
             fetch_add32(addr, 1)
             futex_wake(addr)
 
-    def signal_value(self, handle: int) -> int:
-        slot = self.pm.signal_slot(handle)
-        if slot < 0:
-            raise PacketError(L.HSA_STATUS_ERROR_INVALID_SIGNAL, f"dependency {handle:#x} is not a signal handle")
+    def signal_value(self, handle: int, qs: QueueState) -> int:
+        """The value of a dependency signal of the queue's owner."""
+        slot = self.check_signal(handle, qs, "dependency")
         v = self.s64[slot * _SIG_STRIDE64 + _SIG_VALUE64]
         return v - (1 << 64) if v >> 63 else v
 
     # -- errors -------------------------------------------------------------------------------
     def fail_queue(self, qs: QueueState, idx: int, err: PacketError, engine: int, signal: int) -> None:
-        """Put the queue in error at packet ``idx``: status, packet id and message, deactivated; the
-        waiters of the packet's completion ``signal`` (not decremented) are woken to see it now."""
+        """Put the queue in error at packet ``idx``: packet id, message and ``active = 0`` first, then
+        (after a write barrier) the status a host polls; the waiters of the packet's completion
+        ``signal`` (not decremented) are woken to see it now. A queue fails once."""
+        if qs.closed:
+            return                                # failed once already, or no longer this queue
+        qs.closed = True
+        if self.a64[qs.i_kindgen] >> 32 != qs.gen:
+            fetch_add(self.queue_table_gen_addr, 1)   # the slot was re-created meanwhile: not ours to fail
+            return
         d = qs.desc
-        d["status"] = err.status
-        d["error_packet_id"] = idx
-        d["error_msg"] = str(err).encode()[:_ERROR_MSG_MAX]
+        d["error_packet_id"] = idx & U64_MAX
+        d["error_msg"] = str(err).encode(errors="replace")[:_ERROR_MSG_MAX]
         d["active"] = 0
+        wmb()                                     # a host that sees the status sees the message (inactive)
+        d["status"] = err.status
         fetch_add(self.queue_table_gen_addr, 1)   # engines drop the inactive queue (else the failed
         if self.trace:                            # packet is re-run in a busy loop)
-            self.trace.record(L.EV_QUEUE_ERROR, engine, L.dispatch_id(self.agent_index, qs.q, idx), err.status)
+            self.trace.record(L.EV_QUEUE_ERROR, engine, qs.did_base | (idx & DISPATCH_INDEX_MASK), err.status)
         if signal:
-            self.wake_signal(signal)
+            self.wake_signal(signal, qs)
         self.log.error("queue %d error %s at packet %d: %s", qs.q, L.STATUS_NAMES.get(err.status, err.status),
                        idx, err)
 
     # -- engines ------------------------------------------------------------------------------
     def engine_main(self, engine: int, sdma: bool) -> None:
+        stats = self.agent.engine_stats[engine:engine + 1]
         try:
             self._engine_loop(engine, sdma)
-        except Exception:  # noqa: BLE001 - a crashed engine must be loud, then stop the CP
-            self.log.exception("engine %d crashed", engine)
-            self.stopping = True
-            os._exit(ENGINE_CRASH_EXIT)
+        except BaseException as exc:  # noqa: BLE001 - an engine that dies must be loud and visible
+            why = describe_exception(exc)
+            self.log.critical("engine %d died: %s", engine, why, exc_info=exc)
+            stats["died_ns"] = time.monotonic_ns()
+            stats["state"] = L.ENGINE_DEAD
+            try:
+                self.table.engine_died(engine, why)
+            except BaseException:  # noqa: BLE001 - the engine is gone anyway; the others go on
+                self.log.exception("engine %d: failing its queues", engine)
+            for e in range(self.n_engines + 1):
+                futex_wake(self.agent.engine_wake_addr(e))      # the janitor may have changed
+            return
+        stats["state"] = L.ENGINE_STOPPED
 
     def _engine_loop(self, engine: int, sdma: bool) -> None:
         eng = SdmaEngine(self, engine) if sdma else AqlEngine(self, engine)
@@ -196,21 +241,21 @@ class CommandProcessor:
             g = int(agent_hdr["queue_table_gen"][0])
             if g != gen_seen:
                 gen_seen = g
-                queues = self._my_queues(engine, kind, queues)
+                queues = self.table.scan(engine, kind, queues)
             t0 = time.monotonic_ns()
             done = 0
             for qs in queues:
                 done += process(qs)
             if done:
-                a64[i_busy] += time.monotonic_ns() - t0
-                a64[i_packets] += done
+                a64[i_busy] = (a64[i_busy] + time.monotonic_ns() - t0) & U64_MAX
+                a64[i_packets] = (a64[i_packets] + done) & U64_MAX
                 last_work = time.monotonic()
                 continue
             now = time.monotonic()
             if now - last_hk > HOUSEKEEPING_S:
                 last_hk = now
-                self._housekeeping(engine, kind, queues)
-            parked = [qs.parked_until for qs in queues if qs.parked_until]
+                self._housekeeping(engine, queues)
+            parked = [qs.parked_until for qs in queues if qs.parked_until and not qs.closed]
             if parked:
                 # a queue waits on a dependency: poll it with a backing-off sleep (QueueState.park)
                 time.sleep(max(0.0, min(parked) - time.monotonic()))
@@ -221,60 +266,47 @@ class CommandProcessor:
             wait_until(has_work, wake, IDLE_SLICE_S, spin_s=spin, slice_s=IDLE_SLICE_S)
             stats["wakeups"] += 1
 
-    def _my_queues(self, engine, kind, old):
-        """This engine's active queues of ``kind`` (state kept for the ones it already serves);
-        destroy requests are acknowledged on the way."""
-        keep = {qs.q: qs for qs in old}
-        out = []
-        for q in range(self.topo.max_queues):
-            d = self.agent.qdesc[q]
-            own = int(d["owner"])
-            if L.owner_state(own) != L.Q_ACTIVE or int(d["engine"]) != engine or int(d["kind"]) != kind:
-                continue
-            if int(d["destroy_req"]):
-                d["active"] = 0      # acknowledge: this engine no longer touches the queue
-                continue
-            if not int(d["active"]):
-                continue
-            qs = keep.get(q)
-            if qs is None or qs.gen != int(d["generation"]):
-                qs = QueueState(self.agent, q)
-            out.append(qs)
-        return out
-
-    def _housekeeping(self, engine, kind, queues) -> None:
+    # -- housekeeping -------------------------------------------------------------------------
+    def _housekeeping(self, engine, queues) -> None:
         self.agent.hdr["heartbeat_ns"] = time.monotonic_ns()
         boot = self.pm.boot_hdr
-        if int(boot["shutdown"][0]) or not pid_alive(self.supervisor_pid):
+        if int(boot["shutdown"][0]) or not owner_alive(self.supervisor_pid):
             self.stopping = True
             return
         changed = False
         for qs in queues:
             d = qs.desc
+            if qs.closed:
+                continue
             if int(d["destroy_req"][0]):
+                qs.closed = True                  # acknowledged: never touched again (the slot may be reused)
                 d["active"] = 0
                 changed = True
-            elif not pid_alive(qs.owner_pid):
+            elif not owner_alive(qs.owner_pid):
+                qs.closed = True
                 d["active"] = 0
                 self.agent.hdr["reclaimed_queues"] += 1
-                cas(self.agent.qd_addr(qs.q) + _QD_OWNER, int(d["owner"][0]), 0)
+                cas(self.agent.qd_addr(qs.q) + _QD_OWNER, qs.own, 0)
                 changed = True
         if changed:
             fetch_add(self.queue_table_gen_addr, 1)
-        if engine == 0 and kind == L.QKIND_AQL:
-            n = self.mem.reclaim_dead([1 + self.agent_index] + ([0] if self.agent_index == 0 else []))
-            if n:
-                self.agent.hdr["reclaimed_allocs"] += n
-            if self.agent_index == 0:
-                self._reclaim_global()
+        if engine == self.table.janitor():
+            try:
+                n = self.mem.reclaim_dead([1 + self.agent_index] + ([0] if self.agent_index == 0 else []))
+                if n:
+                    self.agent.hdr["reclaimed_allocs"] += n
+                if self.agent_index == 0:
+                    self._reclaim_global()
+            except Exception:  # noqa: BLE001 - a corrupted table must not end the engine: log, try again later
+                self.log.exception("engine %d: reclaim of dead owners", engine)
 
     def _reclaim_global(self) -> None:
         """Agent 0 frees the signals, code objects and trace rings of dead clients (a freed trace
         ring keeps its events until a new owner claims it)."""
         owners = self.pm.signals["owner"]
-        live = np.flatnonzero(owners != 0)
+        live = _flatnonzero(owners != 0)
         pids = {L.owner_pid(int(o)) for o in owners[live]}
-        dead = {p for p in pids if not pid_alive(p)}
+        dead = {p for p in pids if not owner_alive(p)}
         for i in live:
             o = int(owners[i])
             if L.owner_pid(o) in dead:
@@ -283,18 +315,22 @@ class CommandProcessor:
         rb = self.topo.trace_ring_bytes
         for i in range(self.topo.trace_rings):
             o = int(seg.view(L.trace_ring_header, i * rb, 1)["owner"][0])
-            if o and not pid_alive(L.owner_pid(o)):
+            if o and not owner_alive(L.owner_pid(o)):
                 cas(seg.addr + i * rb + _TRACE_OWNER, o, 0)
         co = self.pm.codeobj["owner"]
-        for s in np.flatnonzero(co != 0):
+        for s in _flatnonzero(co != 0):
             o = int(co[s])
-            if not pid_alive(L.owner_pid(o)):
+            if not owner_alive(L.owner_pid(o)):
                 cas(self.pm.segs["codeobj"].addr + int(s) * L.codeobj_entry.itemsize + _CO_OWNER, o, 0)
 
     def run(self) -> int:
         sys.setswitchinterval(0.0005)
         hdr = self.agent.hdr
         hdr["cp_pid"] = os.getpid()
+        stats = self.agent.engine_stats
+        for e in range(self.n_engines + 1):
+            stats[e:e + 1]["died_ns"] = 0
+            stats[e:e + 1]["state"] = L.ENGINE_RUNNING        # before READY: a host never sees OFF
         engines = []
         for e in range(self.n_engines + 1):
             t = threading.Thread(target=self.engine_main, args=(e, e == self.n_engines),
@@ -310,6 +346,7 @@ class CommandProcessor:
                 t.join(0.5)
                 if self.stopping:
                     break
+        all_dead = len(self.table.dead) == len(engines)
         self.stopping = True
         for e in range(self.n_engines + 1):
             futex_wake(self.agent.engine_wake_addr(e))
@@ -318,7 +355,7 @@ class CommandProcessor:
         hdr["state"] = L.AGENT_EXITED
         if self.role is not None:
             self.role["state"] = L.ROLE_EXITED
-        return 0
+        return ENGINE_CRASH_EXIT if all_dead else 0
 
 
 USAGE = "usage: python -m deviceside.cp BOOT_NAME AGENT_INDEX"

@@ -5,7 +5,9 @@ queues (``_ring``: header written last, INVALID after consumption, read index ad
 engine). A packet may name one dependency signal (stream order across engines); the engine parks the
 queue until that signal reaches 0, then copies or fills and decrements the completion signal. A bad
 packet (unknown type, a fill width other than 1, 2 or 4 or a value that does not fit it, a range
-outside the live allocations, a handle that is not a signal) fails its queue like a bad AQL packet.
+outside the live allocations of the queue's owner, a handle that is not a signal of the queue's owner)
+fails its queue like a bad AQL packet; so does anything else a packet raises (the engine never dies of
+a packet). The signals are checked before the copy runs.
 """
 from __future__ import annotations
 
@@ -16,13 +18,16 @@ import numpy as np
 from shm_layout import layouts as L
 
 from ._memory import MemoryFault
-from ._ring import PacketError, QueueState, RingEngine
+from ._ring import DISPATCH_INDEX_MASK, PacketError, QueueState, RingEngine
 
 __all__ = ["SdmaEngine"]
 
 _SDMA = L.struct_of(L.sdma_packet)
 _FILL_DT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 _COPY, _FILL = L.SDMA_TYPE_COPY, L.SDMA_TYPE_FILL
+_I_COPIES = L.word_of(L.agent_header, "copies")
+# bound once: a kernel module that replaces these does not change the engine
+_copyto, _now = np.copyto, time.monotonic_ns
 
 
 class SdmaEngine(RingEngine):
@@ -33,23 +38,24 @@ class SdmaEngine(RingEngine):
         self.agent_index = cp.agent_index
         self.mem = cp.mem
         self.trace = cp.trace
-        self.hdr = cp.agent.hdr
+        self.check_signal = cp.check_signal
         self.complete_signal = cp.complete_signal
         self.signal_value = cp.signal_value
-        self.fail_queue = cp.fail_queue
 
     def run_packet(self, qs: QueueState, idx: int, ptype: int, width: int, src: int, dst: int, size: int,
                    fill: int, sig: int) -> None:
-        did = L.dispatch_id(self.agent_index, qs.q, idx)
+        slot = self.check_signal(sig, qs) if sig else -1
+        did = qs.did_base | (idx & DISPATCH_INDEX_MASK)
         tr = self.trace
-        start = time.monotonic_ns()
+        start = _now()
         if tr:
             tr.record(L.EV_COPY_BEGIN, self.engine, did, size, start)
         mem = self.mem
+        pid = qs.owner_pid
         try:
             if ptype == _COPY:
                 if size:
-                    np.copyto(mem.bytes(dst, size), mem.bytes(src, size))
+                    _copyto(mem.bytes(dst, size, pid), mem.bytes(src, size, pid))
             elif ptype == _FILL:
                 if width not in _FILL_DT or size % width:
                     raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
@@ -58,19 +64,26 @@ class SdmaEngine(RingEngine):
                     raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
                                       f"fill value {fill:#x} does not fit the fill width of {width} byte(s)")
                 if size:
-                    mem.bytes(dst, size).view(_FILL_DT[width])[:] = fill
+                    mem.bytes(dst, size, pid).view(_FILL_DT[width])[:] = fill
             else:
                 raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
                                   f"packet type {ptype:#x} is not an SDMA packet")
         except MemoryFault as f:
             raise PacketError(f.status, f"SDMA {'copy' if ptype == _COPY else 'fill'}: {f}") from None
-        end = time.monotonic_ns()
+        end = _now()
         if tr:
             tr.record(L.EV_COPY_END, self.engine, did, size, end)
-        self.complete_signal(sig, start, end)
+        if slot >= 0:
+            self.complete_signal(slot, start, end)
 
     def process_queue(self, qs: QueueState, budget: int = 64) -> int:
         """Run up to ``budget`` packets of one queue; returns how many completed."""
+        if qs.closed:
+            return 0
+        a64 = self.a64
+        if a64[qs.i_read] != qs.read or a64[qs.i_kindgen] != qs.kindgen:     # check_slot, inline
+            self.check_slot(qs)
+            return 0
         done = 0
         if qs.parked_until and time.monotonic() < qs.parked_until:
             return 0
@@ -81,18 +94,19 @@ class SdmaEngine(RingEngine):
             idx, off, ptype = nxt
             (_h, _r0, width, dep, src, dst, size, fill, _r2, sig) = _SDMA.unpack_from(self.buf, off)
             try:
-                if dep and self.signal_value(dep) != 0:
+                if dep and self.signal_value(dep, qs) != 0:
                     qs.park()
-                    return done
+                    break
                 if qs.parked_until:
                     qs.unpark()
                 self.run_packet(qs, idx, ptype, width, src, dst, size, fill, sig)
-            except PacketError as err:
-                self.fail_queue(qs, idx, err, self.engine, sig)
-                return done
-            self.retire(qs, idx, off)
+            except BaseException as exc:  # noqa: BLE001 - every packet error is a queue error, never a dead engine
+                self.packet_error(qs, idx, exc, sig)
+                break
+            if not self.retire(qs, idx, off):
+                return done + 1                     # the slot holds another queue now: not its counters
             done += 1
-            self.hdr["copies"] += 1
         if done:
-            self.a64[qs.i_packets_done] += done
+            self.bump(qs.i_packets_done, done)
+            self.bump(_I_COPIES, done)          # the agent header's copies: this engine is its one writer
         return done

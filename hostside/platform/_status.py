@@ -49,6 +49,7 @@ def status(boot_name: str) -> dict:
             for e in range(topo.n_engines + 1):
                 s = am.engine_stats[e]
                 engines.append({"engine": e, "kind": "sdma" if e == topo.n_engines else "aql",
+                                "state": L.ENGINE_STATE_NAMES.get(int(s["state"]), int(s["state"])),
                                 "packets": int(s["packets"]), "busy_ms": int(s["busy_ns"]) / 1e6,
                                 "sleeps": int(s["sleeps"])})
             mem = pm.alloc_hdrs[1 + a][0]
@@ -56,6 +57,7 @@ def status(boot_name: str) -> dict:
             packets = sum(e["packets"] for e in engines)
             errors = sum(1 for q in queues if q["status"] != "HSA_STATUS_SUCCESS")
             out["agents"].append({"agent": a, "cp_pid": int(ah["cp_pid"]), "packets": packets,
+                                  "dead_engines": L.dead_engines(am.engine_stats, topo.n_engines),
                                   "errors": errors, "copies": int(ah["copies"]),
                                   "reclaimed_queues": int(ah["reclaimed_queues"]),
                                   "reclaimed_allocs": int(ah["reclaimed_allocs"]),
@@ -83,11 +85,14 @@ def format_status(st: dict) -> str:
         lines.append(f"  role {r['index']}: {r['kind']} agent {r['agent']} pid {r['pid']} "
                      f"{r['state']}{'' if r['alive'] else ' (not running)'}")
     for a in st["agents"]:
+        dead = a.get("dead_engines")
         lines.append(f"  agent {a['agent']}: cp pid {a['cp_pid']}, {a['packets']} packets, {a['copies']} copies, "
                      f"{a['errors']} errors, memory {a['memory_used']}/{a['memory_total']} B, "
-                     f"reclaimed {a['reclaimed_queues']} queues / {a['reclaimed_allocs']} allocations")
+                     f"reclaimed {a['reclaimed_queues']} queues / {a['reclaimed_allocs']} allocations"
+                     + (f", DEAD ENGINES {dead}" if dead else ""))
         for e in a["engines"]:
-            lines.append(f"    engine {e['engine']} ({e['kind']}): {e['packets']} packets, busy {e['busy_ms']:.1f} ms")
+            lines.append(f"    engine {e['engine']} ({e['kind']}, {e.get('state', '?')}): {e['packets']} packets, "
+                         f"busy {e['busy_ms']:.1f} ms")
         for q in a["queues"]:
             lines.append(f"    queue {q['slot']} ({q['kind']}, pid {q['owner_pid']}, size {q['size']}, engine "
                          f"{q['engine']}): write {q['write_index']} read {q['read_index']} doorbell {q['doorbell']} "
