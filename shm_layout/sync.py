@@ -196,7 +196,7 @@ def wait_until(cond, word_addr: int, timeout_s: float | None, *, spin_s: float =
 
 def pid_alive(pid: int) -> bool:
     """True when ``pid`` runs and is not a zombie (a SIGKILLed child its parent has not reaped yet)."""
-    if pid <= 0:
+    if not 0 < pid < 1 << 31:          # pids come from shared memory: never a valid pid outside this
         return False
     try:
         os.kill(pid, 0)
