@@ -36,9 +36,11 @@ def no_segment_left():
 
 @pytest.fixture(scope="session", autouse=True)
 def sweep_dead_runs():
+    """Remove what earlier, killed runs left, once, before any test of this worker makes segments. Not
+    again at the end: another worker may still run a test whose dead segments must survive until it
+    checks them (those tests share the xdist group "sweep", run with --dist loadgroup)."""
     sweep()
     yield
-    sweep()
 
 
 @pytest.fixture

@@ -220,6 +220,9 @@ class GatedThread:
         """Publish the full current buffer on the ready queue (the push gate guards it)."""
         N = self.g.N
         h32, i_head = self.h32, self.i_head
+        # the counters first: a thread parked at this gate, or at the pop gate after the publish,
+        # leaves total == dropped + current_count + published for the host to read
+        self._store_counts(pool)
         if not self._gate(pool, D.GATE_PUSH, lambda: (self.tail + 1) % N != h32[i_head]):
             return False
         _BUF_HDR.pack_into(self.lane.buf.buf, pool.cur - D.DFX_BUF_BASE, pool.count, pool.k, pool.seq, self.t,
@@ -229,12 +232,14 @@ class GatedThread:
         self.h64[pool.cur_own] = D.buffer_owner_word(D.BUF_READY, self.t, pool.seq)
         pool.published += pool.count
         i = pool.off // 8
+        # the records move from current_count to published_record_count (two stores: a live reader
+        # between them sees them twice, for a few instructions)
         self.h64[i + _PB_PUBLISHED64] = pool.published
+        self.h32[pool.off // 4 + _PB_COUNT32] = 0
         # the active head lets go of the buffer before the tail hands it over: the host counts a
         # lane's holdings (free entries + current buffer) and must never see a published buffer
         # still named current (it would under-fill a starving lane and leave it parked)
         self.h64[i + _PB_CUR_PTR64] = 0
-        self.h32[pool.off // 4 + _PB_COUNT32] = 0
         data_written()
         wmb()
         publish("queue_tails")

@@ -63,19 +63,24 @@ class AicpuThread(GatedThread):
         if park and self.lane.c32[COMMON_STALL_WORD]:
             self._common_park()
         n = len(recs)
-        pool.total += n
         i = 0
+        # ``total`` counts each record once it is in the buffer (or dropped), so that the device
+        # counters a gate leaves behind (a switch stores them before it publishes) add up:
+        # total == dropped + current_count + published while this thread waits at either gate
         while i < n:
             if not pool.cur:
                 if self.host_gone or not self._pop(pool):
-                    pool.dropped += n - i
                     break
             m = min(pool.cap - pool.count, n - i)
             pool.view[pool.count:pool.count + m] = recs[i:i + m]
             pool.count += m
+            pool.total += m
             i += m
             if pool.count == pool.cap:
                 self._switch(pool)
+        if i < n:                              # no buffer: the rest is dropped
+            pool.total += n - i
+            pool.dropped += n - i
         self._store_counts(pool)
         self.records += n
 

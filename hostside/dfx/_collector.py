@@ -2,17 +2,19 @@
 
 Threads:
 * drain shards ``s = 0 .. S-1``: shard ``s`` serves ready queues ``q = s, s + S, ...`` (start,
-  stride) and is the only runtime writer of those threads' free queues. ``process_entry`` checks the
-  entry and the buffer's ownership on both sides (``_ownership``), reads the buffer from the device
-  (non-SVM), checks its header and the pool's published sequence, tops up the free queue the entry
-  came from out of the shard's own recycled lane, and appends the records to ``<kind>.bin``. A
-  top-up that runs dry records a *short site*; the short-site list is retried after every sweep, so
-  a starved lane recovers even while the shard is busy elsewhere.
-* the replenish thread: moves done buffers into recycled lanes, routed by ``select_recycled_shard``
-  (largest deficit; the origin shard wins ties), tops lanes up to their watermark (allocating
-  buffers when short), and runs ``publish_arena_acks`` (ArgsDump's completed_payload_count).
-* startup ``proactive_replenish`` fills every free queue before any shard exists; it is the only
-  place that may allocate for every shard.
+  stride) and is the only runtime writer of those threads' free queues and recycled lanes.
+  ``process_entry`` checks the entry and the buffer's ownership on both sides (``_ownership``),
+  reads the buffer from the device (non-SVM), checks its header and the pool's published sequence,
+  tops up the free queue the entry came from (``top_up``: that pool's recycled lane, else a
+  never-used buffer of it), appends the records to ``<kind>.bin``, then puts the buffer back in its
+  own pool's lane (``recycle``), handing it out at once if that free queue was short. A buffer only
+  circulates in its own (thread, kind) pool, so it is never stranded with a shard whose threads are
+  all at their cap while its own thread starves, and no thread waits on another shard or on the
+  replenish thread for its buffers. A top-up that runs dry records a *short site*, retried after
+  every sweep.
+* the replenish thread: stages never-used buffers in each pool's recycled lane (``top_up_recycled``)
+  and runs ``publish_arena_acks`` (ArgsDump's completed_payload_count).
+* startup ``proactive_replenish`` fills every free queue before any shard exists.
 
 Coherence: every host read of a device-written field goes through ``read_range_from_device`` and
 every host write through ``write_range_to_device``, each of exactly the bytes it touches (no-ops
@@ -128,10 +130,11 @@ class Collector(Replenisher, DeadLanes):
         self.heads = [0] * g.T                       # host-owned queue_heads (cached)
         self.free_tails = {(t, k): 0 for t in range(g.T) for k in g.kinds}
         self.allocated = {(t, k): 0 for t in range(g.T) for k in g.kinds}
-        self.recycled = {(k, s): collections.deque() for k in g.kinds for s in range(self.S)}
-        self.done = collections.deque()
-        self.done_event = threading.Event()
-        self.short_count: dict = {}                  # (kind, shard) -> short sites now recorded
+        # per (thread, kind) pool: its buffers waiting to be handed to that thread again (the shard that
+        # serves the thread pops and appends; the replenish thread stages never-used ones)
+        self.recycled = {(t, k): collections.deque() for t in range(g.T) for k in g.kinds}
+        self.flowed = 0                              # buffers collected since the replenish thread's last round
+        self.done_event = threading.Event()          # wakes the replenish thread (arena acks, staging)
         self.alloc_lock = threading.Lock()
         self.out_lock = threading.Lock()
         self.corrupt: dict[int, str] = {}
@@ -229,26 +232,35 @@ class Collector(Replenisher, DeadLanes):
         self.free_tails[(t, k)] = tail
         self.host_put_u32(po + D.PB_TAIL, tail, t=t)
 
-    def top_up(self, s: int, t: int, k: int) -> bool:
-        """Fill the free queue of (t, k) from shard s's recycled lane; False when the lane ran dry."""
+    def recycle(self, bid: int, k: int, ptr: int) -> None:
+        """Buffer ``bid`` (done: its records are written, its word says COLLECTED) back into the
+        recycled lane of its own pool, to be handed to the same thread again."""
+        home = self.table.home[bid]
+        self.table.recycle(bid)
+        self.recycled[(home, k)].append(ptr)
+
+    def top_up(self, t: int, k: int) -> bool:
+        """Fill the free queue of (t, k) out of that pool's recycled lane, then with never-used buffers
+        of that pool; False when neither has one (every buffer of the pool is out)."""
         po = self.g.pool_off(t, k)
         head = self.dev_u32(po + D.PB_HEAD)
         if (self.free_tails[(t, k)] - head) & 0xFFFFFFFF > self.g.slots[k]:
             raise CorruptLane(f"free queue head {head} of {D.KIND_NAMES[k]} is outside [tail - "
                               f"{self.g.slots[k]}, tail = {self.free_tails[(t, k)]}]")
         holding = 1 if self.dev_u64(po + _PB_CUR_PTR) else 0   # the lane's current buffer (read after the head)
-        lane = self.recycled[(k, s)]
+        lane = self.recycled[(t, k)]
         pushed = False
         ok = True
-        # a lane never holds more than its own pool (free entries + current buffer): buffers that
-        # circulate through a shard cannot pile up on one thread while a sibling starves
+        # a lane never holds more than its own pool (free entries + current buffer)
         target = min(self.g.slots[k], self.g.slab[(t, k)][1] - holding)
         while (self.free_tails[(t, k)] - head) & 0xFFFFFFFF < target:
             try:
                 b = lane.popleft()
             except IndexError:
-                ok = False
-                break
+                b = self.allocate(t, k)
+                if b is None:
+                    ok = False
+                    break
             self.push_free(t, k, b)
             pushed = True
         if pushed:
@@ -278,7 +290,7 @@ class Collector(Replenisher, DeadLanes):
             bid = g.buffer_id(k, ptr)
         except ValueError as exc:
             return self.reject(t, k, D.LOSS_MALFORMED, str(exc))
-        bad = self.table.check_returned(bid, t)
+        bad = self.table.check_returned(bid, t, seq)
         if bad is not None:
             return self.reject(t, k, bad[0], f"buffer {ptr:#x} (seq {seq}): {bad[1]}")
         own = g.owner_off(bid)
@@ -288,15 +300,16 @@ class Collector(Replenisher, DeadLanes):
             return self.reject(t, k, D.LOSS_UNRELEASED,
                                f"buffer {ptr:#x} (seq {seq}) is {D.BUF_STATE_NAMES.get(state, state)} on the "
                                f"device (thread {owner}, seq {wseq}), not ready")
-        self.table.take(bid)                     # the buffer is the host's now, whatever its contents
+        self.table.take(bid, seq)                # the buffer is the host's now, whatever its contents
         off = ptr - D.DFX_BUF_BASE
         self.buf.read_range_from_device(off, _BUF_HDR.size)
         hcount, bk, bseq, bthread, before = _BUF_HDR.unpack_from(self.buf.host, off)
         cap = g.per_buf[k]
         sound = hcount == count and count <= cap and bk == k and bseq == seq and bthread == t
         try:
-            if not self.top_up(s, t, k):         # refill the device first: it may be parked
-                short.append((t, k))
+            if not self.top_up(t, k):            # refill the device first: it may be parked
+                if (t, k) not in short:
+                    short.append((t, k))
                 self.stats["short_sites"] += 1
         except CorruptLane as exc:
             self.mark_corrupt(t, str(exc))
@@ -323,9 +336,19 @@ class Collector(Replenisher, DeadLanes):
                         f"buffer {ptr:#x} header (count {hcount}, kind {bk}, seq {bseq}, thread {bthread}) does not "
                         f"match its entry (count {count}, kind {k}, seq {seq}, thread {t}, capacity {cap})")
         self.host_put_u64(own, D.buffer_owner_word(D.BUF_COLLECTED, t, seq))
-        self.done.append((ptr, k, t, s))
-        if short or len(self.done) >= self.S * len(g.kinds):
-            self.done_event.set()        # a starved lane, or enough done to be worth a round
+        # the buffer goes back to its own pool at once, by this shard: a lane that published its last
+        # buffer (a one-buffer pool) gets it back now, whatever the replenish thread is doing
+        self.recycle(bid, k, ptr)
+        if (t, k) in short and t not in self.corrupt:
+            try:
+                if self.top_up(t, k):
+                    short.remove((t, k))
+                    self.stats["retries_ok"] += 1
+            except CorruptLane as exc:
+                self.mark_corrupt(t, str(exc))
+        self.flowed += 1
+        if k == D.K_ARGS_DUMP or self.flowed >= self.S * len(g.kinds):
+            self.done_event.set()        # payloads to acknowledge (a lane may wait for them), or a batch
 
     def reject(self, t: int, k, cause: int, why: str) -> None:
         """Count a rejected entry of thread t against its pool (or the thread) and say why."""
@@ -412,7 +435,7 @@ class Collector(Replenisher, DeadLanes):
                 if site[0] in self.corrupt or site in still:
                     continue
                 try:
-                    ok = self.top_up(s, *site)
+                    ok = self.top_up(*site)
                 except CorruptLane as exc:
                     self.mark_corrupt(site[0], str(exc))
                     continue
@@ -421,11 +444,8 @@ class Collector(Replenisher, DeadLanes):
                 else:
                     still.append(site)
             short[:] = still
-            counts: dict = {}
-            for _t, k in still:
-                counts[k] = counts.get(k, 0) + 1
-            for k in self.g.kinds:
-                self.short_count[(k, s)] = counts.get(k, 0)
+            if still:
+                self.done_event.set()    # the replenish thread stages what it can now
         return did
 
     def queues_of(self, s: int):
@@ -465,7 +485,6 @@ class Collector(Replenisher, DeadLanes):
 
     def all_drained(self) -> bool:
         return not self.pending(range(self.g.T))
-
 
     # -- threads and their supervision ----------------------------------------------------------------
     def _thread_targets(self) -> dict:

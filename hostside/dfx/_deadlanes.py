@@ -58,12 +58,12 @@ class DeadLanes:
             _log.error("dead lane's thread %d: current %s buffer: %s", t, D.KIND_NAMES[k], exc)
             return 0
         own = g.owner_off(bid)
-        if (self.table.check_returned(bid, t) is not None or count > g.per_buf[k]
+        if (self.table.check_returned(bid, t, seq) is not None or count > g.per_buf[k]
                 or self.dev_u64(own) != D.buffer_owner_word(D.BUF_CURRENT, t, seq)):
             _log.error("dead lane's thread %d: current %s buffer %#x (%d records) is not its own: left alone",
                        t, D.KIND_NAMES[k], ptr, count)
             return 0
-        self.table.take(bid)
+        self.table.take(bid, seq)
         dt = g.rec_dtype[k]
         rec0 = ptr - D.DFX_BUF_BASE + _BUF_RECORDS
         self.buf.read_range_from_device(rec0, count * dt.itemsize)

@@ -2,9 +2,10 @@
 
 Every DFX buffer is, at any time, in exactly one place: on the device (handed to one AICPU thread:
 in its free queue, its current buffer, or published on its ready queue), with the collector (taken
-off a ready queue, its records being written), or recycled (in a drain shard's recycled lane, waiting
-to be handed out again); or never allocated. ``BufferTable`` is the host's own record of it, which
-nothing on the device can write. The device keeps its side in the shared ownership words
+off a ready queue, its records being written), or recycled (in its pool's recycled lane, waiting to
+be handed to the same thread again); or never allocated. A buffer belongs to one (thread, kind) pool
+(its slab, ``home``) and is only ever handed to that thread. ``BufferTable`` is the host's own record
+of it, which nothing on the device can write. The device keeps its side in the shared ownership words
 (``shm_layout.dfx.buffer_owner``: FREE, CURRENT, READY, COLLECTED). The collector takes a buffer off
 a ready queue only when both sides agree: the host handed it to that very thread and has not had it
 back since, and the device's word says READY with the entry's seq. Anything else is a duplicated,
@@ -36,25 +37,40 @@ class BufferTable:
         self.g = g
         self.state = [H_UNALLOCATED] * g.n_buffers
         self.owner = [-1] * g.n_buffers
+        #: the pool seq of the last use of each buffer the host took back (a pool's seqs only grow)
+        self.seq = [0] * g.n_buffers
+        #: the thread whose pool (slab) each buffer belongs to: where it goes back when it is done
+        self.home = [-1] * g.n_buffers
+        for (t, _k), (_off, n) in g.slab.items():
+            first = g.first_id[(t, _k)]
+            self.home[first:first + n] = [t] * n
 
     def hand(self, bid: int, t: int) -> None:
         self.owner[bid] = t
         self.state[bid] = H_DEVICE
 
-    def take(self, bid: int) -> None:
+    def take(self, bid: int, seq: int = 0) -> None:
         self.state[bid] = H_COLLECTOR
+        if seq:
+            self.seq[bid] = seq
 
     def recycle(self, bid: int) -> None:
         self.owner[bid] = -1
         self.state[bid] = H_RECYCLED
 
-    def check_returned(self, bid: int, t: int):
-        """None if buffer ``bid`` may come back from thread ``t``; else (LOSS_* cause, why)."""
+    def check_returned(self, bid: int, t: int, seq: int | None = None):
+        """None if buffer ``bid`` may come back from thread ``t`` (as the use ``seq`` of its pool, if
+        given); else (LOSS_* cause, why)."""
         st = self.state[bid]
         if st != H_DEVICE:
             return D.LOSS_DUPLICATE, f"the buffer is {H_STATE_NAMES[st]} (a duplicated or stale entry)"
         if self.owner[bid] != t:
             return D.LOSS_FOREIGN, f"the buffer was handed to thread {self.owner[bid]}, not to thread {t}"
+        if seq is not None and seq <= self.seq[bid]:
+            # back on the device with the same thread (a collected buffer is handed out again at once),
+            # but this use was collected already
+            return D.LOSS_DUPLICATE, (f"its use seq {seq} was collected already (last seq {self.seq[bid]}): "
+                                      f"a duplicated or stale entry")
         return None
 
 

@@ -288,10 +288,25 @@ def test_sigint_to_a_lane_and_the_collector_is_ignored(tmp_path):
 
 
 def test_stall_release_times_lie_within_their_stalls(tmp_path):
-    plat = synthetic(tmp_path, lanes=1, synthetic_records=16 * 200, subsystems=["chip_swimlane"],
+    """A one-buffer pool, and the collector stopped 40 times for 50 ms while the lane writes: each stop
+    parks the lane at its pop gate until the refill that ends it (its release time). The stalls of
+    the free flow count too, but under CPU load a collector that hands a buffer back at once may win
+    every race with the lane and leave it none, so the stops are what guarantees the samples."""
+    plat = synthetic(tmp_path, lanes=1, synthetic_duration_s=4.0, synthetic_records_per_s=4000,
+                     synthetic_wait_go=True, subsystems=["chip_swimlane"],
                      records_per_buffer={"aicpu_task": 16, "aicore_task": 100000}, buffers_per_pool=1)
     plat.start()
+    col = plat.procs[plat.dfx_roles["collector"][0]]
     try:
+        plat.pm.segs["dfxctl"].view(D.ctl_header, 0, 1)["go"] = 1
+        wait_until(lambda: collected(plat.pm) > 0, 30, "the collector to collect records")
+        for _ in range(40):               # 16 records take the lane 8 ms: every stop finds it writing
+            col.send_signal(signal.SIGSTOP)
+            try:
+                time.sleep(0.05)          # the length of the fault, not a wait for anything
+            finally:
+                col.send_signal(signal.SIGCONT)
+            time.sleep(0.025)
         wait_until(lambda: lane_statistics(plat.pm)[0]["state"] == "flushed", 60, "the lane to flush")
         stalls = [s for s in read_stalls(plat.pm) if s["gate"] == "pop" and s["outcome"] == "recovered"]
     finally:

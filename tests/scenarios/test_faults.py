@@ -82,6 +82,7 @@ def test_embedded_platform_is_torn_down_at_exit_even_on_exception(scenario):
     assert not [n for n, p, _t in list_segments() if p == pid]
 
 
+@pytest.mark.xdist_group("sweep")   # sweeps every dead segment: one worker, one at a time
 def test_owner_killed_leaves_segments_that_clean_removes(scenario):
     p = scenario.start("faults/owner_killed_holds_platform")     # the embedded default platform
     info = json.loads(p.expect("READY", timeout=60))

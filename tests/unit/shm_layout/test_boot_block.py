@@ -202,6 +202,7 @@ def test_the_cli_lists_no_platform_whose_supervisor_pid_was_reused():
         assert plat.name not in [p["name"] for p in cli.live_platforms()]
 
 
+@pytest.mark.xdist_group("sweep")   # sweeps every dead segment: one worker, one at a time
 def test_hdemu_clean_removes_a_run_whose_supervisor_pid_was_reused(capsys):
     with fake_platform() as plat:
         assert plat.name not in sweep()              # alive: kept

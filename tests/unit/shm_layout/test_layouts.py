@@ -73,6 +73,7 @@ def test_hot_indices_on_their_own_lines():
     assert len(lines) == 3
 
 
+@pytest.mark.xdist_group("sweep")   # sweeps every dead segment: one worker, one at a time
 def test_segment_mode_name_and_sweep():
     tok = new_run_token()
     name = segment_name(os.getpid(), tok, "unit")

@@ -50,11 +50,9 @@ def test_duplicated_ready_entry_is_collected_once_and_never_handed_out_twice(tmp
         short = []
         col.sweep(0, [0, 1], short)
         assert col.collected[(0, K)] == 4, "the duplicate must not be collected again"
-        col.drain_done_into_recycled()
         col.sweep(0, [0, 1], short)
         th.write(K, recs(4, 4))                      # the next buffer: its top-up hands out what was recycled
         col.sweep(0, [0, 1], short)
-        col.drain_done_into_recycled()
         col.sweep(0, [0, 1], short)
         held = held_pointers(lanes[0], K)
         assert len(held) == len(set(held)), f"a buffer is handed out twice: {held}"
@@ -86,12 +84,10 @@ def test_foreign_ready_entry_does_not_spread_into_the_untouched_lane(tmp_path, a
         t1.tail = 1
         short = []
         col.sweep(0, [0, 1], short)
-        col.drain_done_into_recycled()
         col.sweep(0, [0, 1], short)
         for i in range(4):                           # thread 1 goes through every buffer it is handed
             t1.write(K, recs(4, 1000 + 4 * i, thread=1))
             col.sweep(0, [0, 1], short)
-            col.drain_done_into_recycled()
             col.sweep(0, [0, 1], short)
         t1.write(K, recs(2, 1016, thread=1))         # (before the fix: into b0, beside thread 0)
         t0.write(K, recs(2, 2, thread=0))            # thread 0 completes b0

@@ -130,17 +130,24 @@ def test_short_top_up_is_reported_and_retried(tmp_path, arch):
         give(col, 0, K, 1)
         th = lane.threads[0]
         th.write(K, recs(4))                     # publishes its only buffer; pop gate expires
-        short = []
-        assert col.sweep(0, [0], short) == 1
-        assert short == [(0, K)], "the dry recycled lane must be reported as a short site"
-        assert col.stats["short_sites"] == 1
         g = lane.g
         head = lane.h32[(g.pool_off(0, K) + D.PB_HEAD) // 4]
-        assert lane.h32[(g.pool_off(0, K) + D.PB_TAIL) // 4] == head   # still empty
-        assert col.drain_done_into_recycled() == 1
-        col.sweep(0, [0], short)                 # the retry after the sweep refills the same lane
-        assert short == [] and col.stats["retries_ok"] == 1
-        assert lane.h32[(g.pool_off(0, K) + D.PB_TAIL) // 4] == head + 1
+        short = []
+        seen = []
+        real_top_up = col.top_up
+
+        def top_up(t, k):                        # what the free queue looked like at each top-up
+            ok = real_top_up(t, k)
+            seen.append((ok, int(lane.h32[(g.pool_off(0, K) + D.PB_TAIL) // 4])))
+            return ok
+        col.top_up = top_up
+        assert col.sweep(0, [0], short) == 1
+        # the top-up before the write finds nothing (the pool's only buffer is the one being
+        # collected): a short site; once collected, the same shard hands the buffer back at once
+        assert seen == [(False, head), (True, head + 1)], seen
+        assert col.stats["short_sites"] == 1 and col.stats["retries_ok"] == 1 and short == []
+        word = int(lane.h64[g.owner_off(g.buffer_id(K, g.buffer_addr(0, K, 0))) // 8])
+        assert word == D.buffer_owner_word(D.BUF_FREE, 0)
         th.write(K, recs(2, 4))                   # the lane writes again
         assert int(pool(lane)["dropped_record_count"]) == 0
     finally:
@@ -186,7 +193,6 @@ def test_corrupt_entry_is_rejected_and_a_bad_index_marks_only_that_thread(tmp_pa
         assert int(loss[g.loss_word(1, K, "causes")]) & D.LOSS_MALFORMED
         for ln in lanes:
             ln.threads[0].write(K, recs(4, 4))
-        col.drain_done_into_recycled()
         col.top_up_recycled()
         assert col.sweep(0, [0, 1], short) == 2       # both threads keep flowing
         assert col.collected[(0, K)] == 8 and col.collected[(1, K)] == 4

@@ -193,6 +193,7 @@ def test_clean_beside_another_users_dead_segments_leaves_them_and_says_nothing_w
         assert name in [n for n, _p, _t in list_segments()]
 
 
+@pytest.mark.xdist_group("sweep")   # sweeps every dead segment: one worker, one at a time
 def test_clean_as_root_leaves_a_dead_segment_chowned_to_another_uid(capsys):
     with dead_run_segment(uid=12345) as name, dead_run_segment() as mine:
         assert cli.main(["clean"]) == 0
