@@ -91,8 +91,7 @@ _CTL_COLLECTOR_WAKE = offset_of(D.ctl_header, "collector_wake")
 _PAYLOAD_HDR = struct_of(D.payload_file_header)  # task_id, thread, length (args_payload.bin)
 
 
-class CorruptLane(Exception):
-    """A thread's queue indices are broken: it is no longer drained."""
+class CorruptLane(Exception): """A thread's queue indices are broken: it is no longer drained."""  # noqa: E701
 
 
 def _write_all(f, data) -> None:
