@@ -12,6 +12,7 @@ from hostside import hip
 from hostside import hsa
 from hostside.clr import SIGNALS_PER_STREAM
 from tests.paths import kernel_file
+from tests.unit.hostside.hip.embedded import embedded_module
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -22,14 +23,7 @@ assert ITERS * 2 > 3 * SIGNALS_PER_STREAM
 
 @pytest.fixture(scope="module")
 def mod():
-    hip.hipDeviceReset()
-    hsa.configure({"agents": 2, "memory_mib": 16, "host_pool_mib": 32, "engines": 2, "max_queues": 32})
-    try:
-        m = hip.hipModuleLoad(kernel_file("basic.py"))
-        yield m
-    finally:
-        hsa.configure(None)
-        hip.hipDeviceReset()
+    yield from embedded_module({"agents": 2, "memory_mib": 16, "host_pool_mib": 32, "engines": 2, "max_queues": 32})
 
 
 @pytest.fixture(autouse=True)

@@ -10,20 +10,14 @@ from hostside import hsa
 from hostside.hip._graph_exec import copy_block
 from hostside.hsa import HsaError
 from tests.paths import kernel_file
+from tests.unit.hostside.hip.embedded import embedded_module
 
 pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture(scope="module")
 def mod():
-    hip.hipDeviceReset()
-    hsa.configure({"agents": 2, "memory_mib": 16, "host_pool_mib": 32, "engines": 2})
-    try:
-        m = hip.hipModuleLoad(kernel_file("basic.py"))
-        yield m
-    finally:
-        hsa.configure(None)
-        hip.hipDeviceReset()
+    yield from embedded_module({"agents": 2, "memory_mib": 16, "host_pool_mib": 32, "engines": 2})
 
 
 def sleep_params(mod, seconds):

@@ -8,6 +8,7 @@ import pytest
 from hostside import hip
 from hostside import hsa
 from tests.paths import kernel_file
+from tests.unit.hostside.hip.embedded import embedded_module
 
 KFILE = kernel_file("basic.py")
 pytestmark = pytest.mark.timeout(120)
@@ -15,14 +16,7 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(scope="module")
 def mod():
-    hip.hipDeviceReset()
-    hsa.configure({"agents": 1, "memory_mib": 16, "host_pool_mib": 32, "engines": 2, "signals": 4096})
-    try:
-        m = hip.hipModuleLoad(KFILE)
-        yield m
-    finally:
-        hsa.configure(None)
-        hip.hipDeviceReset()
+    yield from embedded_module({"agents": 1, "memory_mib": 16, "host_pool_mib": 32, "engines": 2, "signals": 4096})
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import pytest
 from hostside import hip
 from hostside import hsa
 from tests.paths import kernel_file
+from tests.unit.hostside.hip.embedded import embedded_module
 
 KFILE = kernel_file("basic.py")
 pytestmark = pytest.mark.timeout(120)
@@ -14,14 +15,7 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(scope="module")
 def mod():
-    hip.hipDeviceReset()
-    hsa.configure({"agents": 2, "memory_mib": 16, "host_pool_mib": 32, "engines": 2})
-    try:
-        m = hip.hipModuleLoad(KFILE)
-        yield m
-    finally:
-        hsa.configure(None)
-        hip.hipDeviceReset()
+    yield from embedded_module({"agents": 2, "memory_mib": 16, "host_pool_mib": 32, "engines": 2})
 
 
 def fn(mod, name):

@@ -10,20 +10,14 @@ from hostside import clr
 from hostside import hip
 from hostside import hsa
 from tests.paths import kernel_file
+from tests.unit.hostside.hip.embedded import embedded_module
 
 pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture(scope="module")
 def mod():
-    hip.hipDeviceReset()
-    hsa.configure({"agents": 1, "memory_mib": 16, "host_pool_mib": 16, "engines": 2})
-    try:
-        m = hip.hipModuleLoad(kernel_file("basic.py"))
-        yield m
-    finally:
-        hsa.configure(None)
-        hip.hipDeviceReset()
+    yield from embedded_module({"agents": 1, "memory_mib": 16, "host_pool_mib": 16, "engines": 2})
 
 
 @pytest.fixture(autouse=True)

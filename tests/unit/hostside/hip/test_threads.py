@@ -9,6 +9,7 @@ from hostside import hip
 from hostside import hsa
 from hostside.clr import STAGING_BYTES
 from tests.paths import kernel_file
+from tests.unit.hostside.hip.embedded import embedded_module
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -17,14 +18,7 @@ THREADS = 4
 
 @pytest.fixture(scope="module")
 def mod():
-    hip.hipDeviceReset()
-    hsa.configure({"agents": 2, "memory_mib": 32, "host_pool_mib": 32, "engines": 2})
-    try:
-        m = hip.hipModuleLoad(kernel_file("basic.py"))
-        yield m
-    finally:
-        hsa.configure(None)
-        hip.hipDeviceReset()
+    yield from embedded_module({"agents": 2, "memory_mib": 32, "host_pool_mib": 32, "engines": 2})
 
 
 @pytest.fixture(autouse=True)
