@@ -10,40 +10,9 @@ from deviceside.aicpu import Lane
 from hostside.dfx import Collector, read_stalls
 from hostside.platform import Platform
 from shm_layout import dfx as D
+from tests.unit.deviceside.aicpu.dfxkit import BUDGET, K, give, make, pool, recs  # noqa: F401
 
 pytestmark = pytest.mark.timeout(60)
-K = D.K_AICPU_TASK
-BUDGET = 0.2
-
-
-def make(tmp_path, arch="a2a3", **prof):
-    p = {"enabled": True, "autostart": False, "lanes": 1, "subsystems": ["chip_swimlane"],
-         "records_per_buffer": {"aicpu_task": 4}, "backpressure_timeout_s": BUDGET,
-         "buffers_per_pool": 4, "ready_depth": 8, "output_dir": str(tmp_path / "out")}
-    p.update(prof)
-    plat = Platform({"agents": 1, "engines": 1, "memory_mib": 4, "host_pool_mib": 4, "arch": arch,
-                     "profiling": p}, quiet_roles=True).start()
-    import os
-    ctl = plat.pm.segs["dfxctl"].view(D.ctl_header, 0, 1)
-    ctl["collector_pid"] = os.getpid()          # the test plays the (live) host
-    ctl["collector_state"] = D.COL_RUNNING
-    return plat
-
-
-def recs(n, start=0):
-    r = np.zeros(n, D.aicpu_task)
-    r["reg_task_id"] = np.arange(start, start + n)
-    return r
-
-
-def give(col, t, k, n):
-    for _ in range(n):
-        col.push_free(t, k, col.allocate(t, k))
-
-
-def pool(lane, t=0, k=K):
-    g = lane.g
-    return lane.hdr.view(D.pool_block, g.pool_off(t, k), 1)[0]
 
 
 @pytest.fixture(params=["a2a3", "a5"])
