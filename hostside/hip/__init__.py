@@ -10,10 +10,15 @@ Public face of ``hostside.hip``; the modules behind it are private, and each imp
 listed before it (no cycles):
 
 * ``_errors``: hipError_t, HipError, the HSA-status mapping, the last error, ``_api``.
-* ``_context``: per-process state (runtime, null streams), the current device, hipStream_t.
+* ``_order``: order points (a marker other streams wait on) and the signal re-arm rule.
 * ``_graph_types``: capture and node-type enums, parameter objects, node specs, hipGraph_t/hipGraphNode_t.
-* ``_capture_rules``: the captures in progress, the per-thread capture mode, ``check_unsafe``, fork/join.
-* ``_device``, ``_memory``, ``_stream`` (streams and events), ``_module`` (modules and launches).
+* ``_capture_rules``: the captures in progress, the per-thread capture mode, ``check_unsafe``, fork/join,
+  the legacy stream's implicit-capture check.
+* ``_context``: per-process state (runtime, null streams), the current device, hipStream_t, the stream
+  lookup and the legacy null stream's ordering.
+* ``_limits``: the launch limits (checked at the call, reported as device properties).
+* ``_device``, ``_memory``, ``_stream`` (streams, events, host functions), ``_module`` (modules and
+  launches).
 * ``_graph_build``: node specs from HIP arguments and the explicit construction API.
 * ``_capture``: the capture object and hipStreamBeginCapture/EndCapture.
 * ``_schedule`` (ops, lanes, plans, replicas) <- ``_graph_exec`` (GraphExec: build, launch, update)
@@ -25,17 +30,28 @@ registers the embedded-platform factory with hsa) and ``shm_layout``.
 from shm_layout.kernels import SignatureError, kernel
 
 from ._errors import HipError, hipError_t, hipGetErrorName, hipGetLastError, hipPeekAtLastError
-from ._context import hipStream_t
+from ._context import hipStream_t, hipStreamDefault, hipStreamLegacy, hipStreamNonBlocking, hipStreamPerThread
 from ._device import (hipDeviceProp_t, hipDeviceReset, hipDeviceSynchronize, hipGetDevice, hipGetDeviceCount,
                       hipGetDeviceProperties, hipSetDevice)
+from ._device import HIP_VERSION, hipDeviceAttribute_t, hipDeviceGetAttribute, hipDriverGetVersion, hipRuntimeGetVersion
 from ._memory import (hipFree, hipHostFree, hipHostMalloc, hipMalloc, hipMemcpy, hipMemcpyAsync, hipMemcpyDefault,
                       hipMemcpyDeviceToDevice, hipMemcpyDeviceToHost, hipMemcpyHostToDevice, hipMemcpyHostToHost,
                       hipMemcpyKind, hipMemset, hipMemsetAsync, host_array)
-from ._stream import (hipEvent_t, hipEventCreate, hipEventDestroy, hipEventElapsedTime, hipEventQuery, hipEventRecord,
-                      hipEventSynchronize, hipStreamCreate, hipStreamDestroy, hipStreamQuery, hipStreamSynchronize,
-                      hipStreamWaitEvent)
-from ._module import (hipFunction_t, hipModule_t, hipModuleGetFunction, hipModuleGetGlobal, hipModuleLaunchKernel,
-                      hipModuleLoad, hipModuleLoadData, hipModuleUnload)
+from ._memory import (hipInvalidDeviceId, hipMemcpyDtoD, hipMemcpyDtoDAsync, hipMemcpyDtoH, hipMemcpyDtoHAsync,
+                      hipMemcpyHtoD, hipMemcpyHtoDAsync, hipMemGetInfo, hipMemoryType, hipMemoryTypeArray,
+                      hipMemoryTypeDevice, hipMemoryTypeHost, hipMemoryTypeManaged, hipMemoryTypeUnified,
+                      hipMemoryTypeUnregistered, hipMemsetD8, hipMemsetD8Async, hipMemsetD16, hipMemsetD16Async,
+                      hipMemsetD32, hipMemsetD32Async, hipPointerAttribute_t, hipPointerGetAttributes)
+from ._stream import (hipDeviceGetStreamPriorityRange, hipEvent_t, hipEventBlockingSync, hipEventCreate,
+                      hipEventCreateWithFlags, hipEventDefault, hipEventDestroy, hipEventDisableSystemFence,
+                      hipEventDisableTiming, hipEventElapsedTime, hipEventInterprocess, hipEventQuery, hipEventRecord,
+                      hipEventReleaseToDevice, hipEventReleaseToSystem, hipEventSynchronize, hipLaunchHostFunc,
+                      hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
+                      hipStreamDestroy, hipStreamGetDevice, hipStreamGetFlags, hipStreamGetPriority, hipStreamQuery,
+                      hipStreamSynchronize, hipStreamWaitEvent)
+from ._module import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END,
+                      hipExtModuleLaunchKernel, hipFunction_t, hipModule_t, hipModuleGetFunction, hipModuleGetGlobal,
+                      hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleUnload)
 from ._graph_types import (hipEventRecordDefault, hipEventRecordExternal, hipEventWaitDefault, hipEventWaitExternal,
                            hipGraph_t, hipGraphNode_t, hipGraphNodeType, hipHostNodeParams, hipKernelNodeParams,
                            hipMemcpyNodeParams, hipMemsetParams, hipStreamCaptureMode, hipStreamCaptureModeGlobal,
@@ -48,6 +64,7 @@ from ._graph_build import (hipGraphAddDependencies, hipGraphAddEmptyNode, hipGra
                            hipGraphGetRootNodes, hipGraphKernelNodeGetParams, hipGraphKernelNodeSetParams,
                            hipGraphNodeGetDependencies, hipGraphNodeGetDependentNodes, hipGraphNodeGetType,
                            hipGraphRemoveDependencies)
+from ._graph_build import hipGraphAddChildGraphNode, hipGraphChildGraphNodeGetGraph, hipGraphClone
 from ._capture_rules import hipThreadExchangeStreamCaptureMode
 from ._capture import (hipEventRecordWithFlags, hipStreamBeginCapture, hipStreamEndCapture, hipStreamGetCaptureInfo,
                        hipStreamIsCapturing)
@@ -60,21 +77,31 @@ __all__ = [
     # errors (_errors)
     "hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName",
     # streams (_context)
-    "hipStream_t",
+    "hipStream_t", "hipStreamDefault", "hipStreamNonBlocking", "hipStreamLegacy", "hipStreamPerThread",
     # devices (_device)
     "hipGetDeviceCount", "hipSetDevice", "hipGetDevice", "hipDeviceProp_t", "hipGetDeviceProperties",
-    "hipDeviceSynchronize", "hipDeviceReset",
+    "hipDeviceSynchronize", "hipDeviceReset", "hipDeviceAttribute_t", "hipDeviceGetAttribute", "hipDriverGetVersion",
+    "hipRuntimeGetVersion", "HIP_VERSION",
     # memory (_memory)
     "hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree", "host_array", "hipMemcpyKind", "hipMemcpyHostToHost",
     "hipMemcpyHostToDevice", "hipMemcpyDeviceToHost", "hipMemcpyDeviceToDevice", "hipMemcpyDefault", "hipMemcpy",
-    "hipMemcpyAsync", "hipMemset", "hipMemsetAsync",
+    "hipMemcpyAsync", "hipMemset", "hipMemsetAsync", "hipMemcpyHtoD", "hipMemcpyDtoH", "hipMemcpyDtoD",
+    "hipMemcpyHtoDAsync", "hipMemcpyDtoHAsync", "hipMemcpyDtoDAsync", "hipMemsetD8", "hipMemsetD16", "hipMemsetD32",
+    "hipMemsetD8Async", "hipMemsetD16Async", "hipMemsetD32Async", "hipMemoryType", "hipMemoryTypeUnregistered",
+    "hipMemoryTypeHost", "hipMemoryTypeDevice", "hipMemoryTypeManaged", "hipMemoryTypeArray", "hipMemoryTypeUnified",
+    "hipInvalidDeviceId", "hipPointerAttribute_t", "hipPointerGetAttributes", "hipMemGetInfo",
     # streams and events (_stream)
-    "hipStreamCreate", "hipStreamDestroy", "hipStreamSynchronize", "hipStreamQuery", "hipStreamWaitEvent",
-    "hipEvent_t", "hipEventCreate", "hipEventRecord", "hipEventSynchronize", "hipEventQuery", "hipEventElapsedTime",
+    "hipStreamCreate", "hipStreamCreateWithFlags", "hipStreamCreateWithPriority", "hipDeviceGetStreamPriorityRange",
+    "hipStreamGetPriority", "hipStreamGetFlags", "hipStreamGetDevice", "hipStreamDestroy", "hipStreamSynchronize",
+    "hipStreamQuery", "hipStreamWaitEvent", "hipLaunchHostFunc", "hipStreamAddCallback",
+    "hipEvent_t", "hipEventCreate", "hipEventCreateWithFlags", "hipEventDefault", "hipEventBlockingSync",
+    "hipEventDisableTiming", "hipEventInterprocess", "hipEventDisableSystemFence", "hipEventReleaseToDevice",
+    "hipEventReleaseToSystem", "hipEventRecord", "hipEventSynchronize", "hipEventQuery", "hipEventElapsedTime",
     "hipEventDestroy",
     # modules and launches (_module)
     "hipModule_t", "hipFunction_t", "hipModuleLoadData", "hipModuleLoad", "hipModuleUnload", "hipModuleGetFunction",
-    "hipModuleGetGlobal", "hipModuleLaunchKernel",
+    "hipModuleGetGlobal", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "HIP_LAUNCH_PARAM_BUFFER_POINTER",
+    "HIP_LAUNCH_PARAM_BUFFER_SIZE", "HIP_LAUNCH_PARAM_END",
     # graph types and enums (_graph_types)
     "hipStreamCaptureMode", "hipStreamCaptureModeGlobal", "hipStreamCaptureModeThreadLocal",
     "hipStreamCaptureModeRelaxed", "hipStreamCaptureStatus", "hipStreamCaptureStatusNone",
@@ -87,7 +114,8 @@ __all__ = [
     "hipGraphAddEventRecordNode", "hipGraphAddEventWaitNode", "hipGraphAddDependencies",
     "hipGraphRemoveDependencies", "hipGraphGetNodes", "hipGraphGetRootNodes", "hipGraphGetEdges",
     "hipGraphNodeGetType", "hipGraphNodeGetDependencies", "hipGraphNodeGetDependentNodes",
-    "hipGraphKernelNodeGetParams", "hipGraphKernelNodeSetParams", "hipGraphDebugDotPrint",
+    "hipGraphKernelNodeGetParams", "hipGraphKernelNodeSetParams", "hipGraphDebugDotPrint", "hipGraphClone",
+    "hipGraphAddChildGraphNode", "hipGraphChildGraphNodeGetGraph",
     # stream capture (_capture_rules)
     "hipThreadExchangeStreamCaptureMode",
     # stream capture (_capture)

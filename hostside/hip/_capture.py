@@ -15,7 +15,7 @@ import itertools
 import threading
 
 from ._capture_rules import _captures, _captures_lock
-from ._context import _get_stream
+from ._context import _get_stream, _peek_stream
 from ._errors import _api, _raise, hipError_t
 from ._graph_build import _copy_spec, _fill_spec, _spec_from_launch
 from ._graph_types import (_T, hipEventRecordDefault, hipEventRecordExternal, hipGraph_t, hipStreamCaptureMode,
@@ -61,9 +61,15 @@ class _Capture:
         self._live()
         self._append(s, _T.hipGraphNodeTypeMemcpy, _copy_spec(dst, src, size, 4))
 
-    def add_memset(self, s, dst, value, size):
+    def add_memset(self, s, dst, value, size, width=1):
+        """``size`` bytes of ``width``-byte elements (hipMemset*: 1; hipMemsetD16/D32*: 2/4)."""
         self._live()
-        self._append(s, _T.hipGraphNodeTypeMemset, _fill_spec(dst, value, size, 1))
+        self._append(s, _T.hipGraphNodeTypeMemset, _fill_spec(dst, value, size, width))
+
+    def add_child_graph(self, s, spec):
+        """hipGraphLaunch on a capturing stream: ``spec`` (a ChildSpec) becomes a child graph node."""
+        self._live()
+        self._append(s, _T.hipGraphNodeTypeGraph, spec)
 
     def add_event_record(self, s, ev, external=False):
         self._live()
@@ -105,7 +111,7 @@ class _Capture:
 
 @_api
 def hipStreamBeginCapture(stream, mode=hipStreamCaptureModeGlobal) -> None:
-    s = _get_stream(stream)
+    s = _peek_stream(stream)
     try:
         mode = hipStreamCaptureMode(mode)
     except ValueError:
@@ -122,7 +128,7 @@ def hipStreamBeginCapture(stream, mode=hipStreamCaptureModeGlobal) -> None:
 
 @_api
 def hipStreamEndCapture(stream) -> hipGraph_t:
-    s = _get_stream(stream)
+    s = _peek_stream(stream)
     cap = s.capture
     if cap is None:
         _raise(hipError_t.hipErrorIllegalState, "stream is not capturing")
@@ -153,14 +159,14 @@ def hipStreamEndCapture(stream) -> hipGraph_t:
 
 @_api
 def hipStreamIsCapturing(stream) -> hipStreamCaptureStatus:
-    s = _get_stream(stream)
+    s = _peek_stream(stream)
     return hipStreamCaptureStatusNone if s.capture is None else s.capture.status
 
 
 @_api
 def hipStreamGetCaptureInfo(stream) -> tuple:
     """(status, capture id); the id is 0 when the stream is not capturing."""
-    s = _get_stream(stream)
+    s = _peek_stream(stream)
     return (hipStreamCaptureStatusNone, 0) if s.capture is None else (s.capture.status, s.capture.id)
 
 

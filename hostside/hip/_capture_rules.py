@@ -47,6 +47,44 @@ def check_unsafe(api: str) -> None:
                f"the capture is now invalidated")
 
 
+def implicit_capture_check(invalidate: bool = True) -> None:
+    """Called when a call names the legacy null stream: while a blocking stream is capturing in Global
+    mode (any thread) or ThreadLocal mode (this thread), the null stream's implicit order with it
+    cannot be captured: hipErrorStreamCaptureImplicit. A call that would submit work (``invalidate``)
+    also invalidates those captures, as HIP does; a query (hipStreamIsCapturing,
+    hipStreamGetCaptureInfo of the legacy stream) leaves them valid."""
+    if not _captures:
+        return
+    me = threading.get_ident()
+    with _captures_lock:
+        caps = [c for c in _captures if c.status == hipStreamCaptureStatusActive]
+    for c in caps:
+        if c.mode == hipStreamCaptureModeRelaxed or (c.mode != hipStreamCaptureModeGlobal and c.thread != me):
+            continue
+        if any(st.blocking for st in list(c.leaves)):
+            if invalidate:
+                c.invalidate("the legacy null stream was used during the capture")
+            _raise(hipError_t.hipErrorStreamCaptureImplicit,
+                   f"the legacy null stream is ordered with blocking streams, and capture {c.id} "
+                   f"({c.mode.name}) of a blocking stream is active"
+                   + ("; the capture is now invalidated" if invalidate else ""))
+
+
+def check_device_sync(api: str) -> None:
+    """hipDeviceSynchronize while any capture is active (in any mode): that capture's work cannot be
+    waited for; hipErrorStreamCaptureUnsupported, and the captures are invalidated (as HIP does)."""
+    if not _captures:
+        return
+    with _captures_lock:
+        caps = [c for c in _captures if c.status == hipStreamCaptureStatusActive]
+    if caps:
+        for c in caps:
+            c.invalidate(f"{api} during capture")
+        _raise(hipError_t.hipErrorStreamCaptureUnsupported,
+               f"{api} is not permitted while stream capture {caps[0].id} ({caps[0].mode.name}) is active; "
+               f"the capture is now invalidated")
+
+
 @_api
 def hipThreadExchangeStreamCaptureMode(mode) -> hipStreamCaptureMode:
     """Set this thread's mode for potentially unsafe calls; returns the previous one."""

@@ -19,17 +19,53 @@ __all__ = ["hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError", "h
 
 
 class hipError_t(enum.IntEnum):
+    """HIP's error codes, with hip_runtime_api.h's values."""
     hipSuccess = 0
     hipErrorInvalidValue = 1
     hipErrorOutOfMemory = 2
+    hipErrorMemoryAllocation = 2            # the older name of hipErrorOutOfMemory
     hipErrorNotInitialized = 3
+    hipErrorInitializationError = 3
+    hipErrorDeinitialized = 4
+    hipErrorProfilerDisabled = 5
+    hipErrorProfilerNotInitialized = 6
+    hipErrorProfilerAlreadyStarted = 7
+    hipErrorProfilerAlreadyStopped = 8
     hipErrorInvalidConfiguration = 9
+    hipErrorInvalidPitchValue = 12
+    hipErrorInvalidSymbol = 13
+    hipErrorInvalidDevicePointer = 17
     hipErrorInvalidMemcpyDirection = 21
+    hipErrorInsufficientDriver = 35
+    hipErrorMissingConfiguration = 52
+    hipErrorPriorLaunchFailure = 53
     hipErrorInvalidDeviceFunction = 98
     hipErrorNoDevice = 100
     hipErrorInvalidDevice = 101
     hipErrorInvalidImage = 200
+    hipErrorInvalidContext = 201
+    hipErrorContextAlreadyCurrent = 202
+    hipErrorMapFailed = 205
+    hipErrorMapBufferObjectFailed = 205
+    hipErrorUnmapFailed = 206
+    hipErrorArrayIsMapped = 207
+    hipErrorAlreadyMapped = 208
+    hipErrorNoBinaryForGpu = 209
+    hipErrorAlreadyAcquired = 210
+    hipErrorNotMapped = 211
+    hipErrorNotMappedAsArray = 212
+    hipErrorNotMappedAsPointer = 213
+    hipErrorECCNotCorrectable = 214
+    hipErrorUnsupportedLimit = 215
+    hipErrorContextAlreadyInUse = 216
+    hipErrorPeerAccessUnsupported = 217
+    hipErrorInvalidKernelFile = 218
+    hipErrorInvalidGraphicsContext = 219
+    hipErrorInvalidSource = 300
     hipErrorFileNotFound = 301
+    hipErrorSharedObjectSymbolNotFound = 302
+    hipErrorSharedObjectInitFailed = 303
+    hipErrorOperatingSystem = 304
     hipErrorInvalidHandle = 400
     hipErrorInvalidResourceHandle = 400     # the older name of hipErrorInvalidHandle (an alias)
     hipErrorIllegalState = 401
@@ -38,7 +74,15 @@ class hipError_t(enum.IntEnum):
     hipErrorIllegalAddress = 700
     hipErrorLaunchOutOfResources = 701
     hipErrorLaunchTimeOut = 702
+    hipErrorPeerAccessAlreadyEnabled = 704
+    hipErrorPeerAccessNotEnabled = 705
+    hipErrorSetOnActiveProcess = 708
+    hipErrorContextIsDestroyed = 709
+    hipErrorAssert = 710
+    hipErrorHostMemoryAlreadyRegistered = 712
+    hipErrorHostMemoryNotRegistered = 713
     hipErrorLaunchFailure = 719
+    hipErrorCooperativeLaunchTooLarge = 720
     hipErrorNotSupported = 801
     hipErrorStreamCaptureUnsupported = 900
     hipErrorStreamCaptureInvalidated = 901
@@ -75,6 +119,9 @@ _STATUS_TO_HIP = {
     L.HSA_STATUS_ERROR_INVALID_ALLOCATION: hipError_t.hipErrorInvalidValue,
     L.HSA_STATUS_ERROR_INVALID_AGENT: hipError_t.hipErrorInvalidDevice,
     L.HSA_STATUS_ERROR_NOT_INITIALIZED: hipError_t.hipErrorNotInitialized,
+    L.HSA_STATUS_ERROR_INVALID_QUEUE: hipError_t.hipErrorLaunchFailure,
+    L.HSA_STATUS_ERROR_INVALID_QUEUE_CREATION: hipError_t.hipErrorOutOfMemory,
+    L.HSA_STATUS_ERROR_FATAL: hipError_t.hipErrorLaunchFailure,
 }
 
 _tls = threading.local()        # .last: this thread's last error

@@ -1,9 +1,10 @@
 """Instantiate, launch and update executable graphs (``hipGraphExec_t``).
 
-* **Instantiate** sorts the nodes topologically, expands them into ops, schedules them onto the
-  stream's AQL queue, auxiliary AQL queues, the SDMA queue and the host, and pre-builds every packet
-  and kernarg block (``_schedule``, ``_graph_exec``).
-* **Launch** copies the pre-built packets into the rings and rings each doorbell once.
+* **Instantiate** sorts the nodes topologically (inlining child graphs: ``_flatten``), expands them
+  into ops, schedules them onto the stream's AQL queue, auxiliary AQL queues, the SDMA queue and the
+  host, and pre-builds every packet and kernarg block (``_schedule``, ``_graph_exec``).
+* **Launch** copies the pre-built packets into the rings and rings each doorbell once. On a capturing
+  stream it adds the exec's graph, as it would run now, as a child graph node to the capture.
 
 Kernel replay: a graph launch while the replay service is configured warns once, runs once, and is
 reported as declined with reason ``graph_launch`` (see hipGraphLaunch).
@@ -18,7 +19,8 @@ from ._context import _get_stream, _st
 from ._errors import _api, _raise, hipError_t
 from ._graph_build import _kernel_spec
 from ._graph_exec import GraphExec
-from ._graph_types import _T, _TYPE_NAMES, _graph, hipGraph_t, hipGraphNode_t, hipKernelNodeParams
+from ._graph_types import (_T, _TYPE_NAMES, ChildSpec, _graph, hipGraph_t, hipGraphNode_t,
+                           hipKernelNodeParams)
 from ._schedule import ENode
 from ._stream import _event_rearm
 
@@ -89,17 +91,36 @@ def _toposort(g: hipGraph_t) -> list:
     return out
 
 
-@_api
-def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
-    """Topological sort, schedule, pre-built packets and kernarg blocks (see ``_schedule``)."""
-    g = _graph(graph)
+def _flatten(g: hipGraph_t, entry: list, out: list) -> list:
+    """Append the ENodes of ``g`` to ``out`` in topological order, with child graphs inlined: the
+    roots of a child graph depend on what its node depends on, and the dependents of the node on the
+    child's leaves (an empty child passes its dependencies through). ``entry``: the ENodes the roots
+    of ``g`` depend on. Returns the ENodes that complete ``g``."""
     with g.lock:
         order = _toposort(g)
-        enodes = {}
+        done = {}                                   # node -> the ENodes that complete it
         for n in order:
-            en = ENode(n, n.spec)
-            en.deps = [enodes[d] for d in n.deps]
-            enodes[n] = en
+            deps = list(dict.fromkeys(e for d in n.deps for e in done[d])) if n.deps else list(entry)
+            if n.type == _T.hipGraphNodeTypeGraph:
+                done[n] = _flatten(n.spec.graph, deps, out)
+            else:
+                en = ENode(n, n.spec)
+                en.deps = deps
+                out.append(en)
+                done[n] = [en]
+        if not order:
+            return list(entry)
+        return list(dict.fromkeys(e for n in order if not n.succ for e in done[n]))
+
+
+@_api
+def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
+    """Topological sort (child graphs inlined), schedule, pre-built packets and kernarg blocks (see
+    ``_schedule``)."""
+    g = _graph(graph)
+    order: list = []
+    _flatten(g, [], order)
+    enodes = {en.node: en for en in order}
     for en in enodes.values():
         if en.type == _T.hipGraphNodeTypeKernel and en.spec.f.module.co.unloaded:
             _raise(hipError_t.hipErrorInvalidDeviceFunction,
@@ -112,6 +133,11 @@ def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
 
 @_api
 def hipGraphInstantiateWithFlags(graph, flags: int = 0) -> hipGraphExec_t:
+    """``flags``: 0 or one of HIP's hipGraphInstantiateFlag* values (AutoFreeOnLaunch 1, Upload 2,
+    DeviceLaunch 4, UseNodePriority 8; accepted, they change nothing here); anything else is
+    hipErrorInvalidValue, as in CLR."""
+    if type(flags) is not int or not 0 <= flags <= 8:
+        _raise(hipError_t.hipErrorInvalidValue, f"flags must be a hipGraphInstantiateFlag value, not {flags!r}")
     return hipGraphInstantiate(graph, flags)
 
 
@@ -132,8 +158,8 @@ def hipGraphLaunch(graphExec, stream=None) -> None:
     if dead is not None:
         _raise(hipError_t.hipErrorInvalidHandle, f"a kernel node launches {dead}, whose module was unloaded")
     if s.capture is not None:
-        _raise(hipError_t.hipErrorStreamCaptureUnsupported,
-               "hipGraphLaunch into a capturing stream (child graph nodes) is not supported")
+        s.capture.add_child_graph(s, ChildSpec(_exec_graph(ex)))
+        return
     if _replay_configured():
         if not _replay_warned:
             _replay_warned = True
@@ -141,6 +167,21 @@ def hipGraphLaunch(graphExec, stream=None) -> None:
                           RuntimeWarning, stacklevel=2)
         _report_graph_decline(ex, s)
     ex.launch(s.vgpu)
+
+
+def _exec_graph(ex: GraphExec) -> hipGraph_t:
+    """A new graph of what a launch of ``ex`` runs now: its (flattened) nodes with the parameters of
+    the exec (exec updates included); a disabled node becomes an empty node."""
+    g = hipGraph_t()
+    with ex.lock:
+        made = {}
+        for en in ex.order:
+            if en.enabled:
+                n = g._add(en.type, [made[d] for d in en.deps], en.spec)
+            else:
+                n = g._add(_T.hipGraphNodeTypeEmpty, [made[d] for d in en.deps], None)
+            made[en] = n
+    return g
 
 
 @_api

@@ -8,9 +8,9 @@ import struct
 import numpy as np
 
 from ._errors import _api, _raise, hipError_t
-from ._graph_types import (_T, CopySpec, FillSpec, HostSpec, KernelSpec, _any_node, _dim3, _graph, _kernel_node,
-                           _node, _node_list, hipGraph_t, hipGraphNode_t, hipGraphNodeType, hipHostNodeParams,
-                           hipKernelNodeParams, hipMemcpyNodeParams, hipMemsetParams)
+from ._graph_types import (_T, ChildSpec, CopySpec, FillSpec, HostSpec, KernelSpec, _any_node, _clone_graph, _dim3,
+                           _graph, _kernel_node, _node, _node_list, hipGraph_t, hipGraphNode_t, hipGraphNodeType,
+                           hipHostNodeParams, hipKernelNodeParams, hipMemcpyNodeParams, hipMemsetParams)
 from ._memory import _KIND_OK, _classify, hipMemcpyKind
 from ._module import _pack_value, hipFunction_t
 from ._stream import _event
@@ -20,7 +20,8 @@ __all__ = ["hipGraphCreate", "hipGraphDestroy", "hipGraphAddKernelNode", "hipGra
            "hipGraphAddEventRecordNode", "hipGraphAddEventWaitNode", "hipGraphAddDependencies",
            "hipGraphRemoveDependencies", "hipGraphGetNodes", "hipGraphGetRootNodes", "hipGraphGetEdges",
            "hipGraphNodeGetType", "hipGraphNodeGetDependencies", "hipGraphNodeGetDependentNodes",
-           "hipGraphKernelNodeGetParams", "hipGraphKernelNodeSetParams", "hipGraphDebugDotPrint"]
+           "hipGraphKernelNodeGetParams", "hipGraphKernelNodeSetParams", "hipGraphDebugDotPrint",
+           "hipGraphClone", "hipGraphAddChildGraphNode", "hipGraphChildGraphNodeGetGraph"]
 
 
 # -- node specs --------------------------------------------------------------------------------------
@@ -165,6 +166,32 @@ def _edges(g, from_, to):
         _raise(hipError_t.hipErrorInvalidValue,
                f"from and to must have the same length, not {len(a)} and {len(b)}")
     return [(_node(g, x), _node(g, y)) for x, y in zip(a, b)]
+
+
+@_api
+def hipGraphClone(graph) -> hipGraph_t:
+    """A deep copy of ``graph`` (nodes, parameters, edges, child graphs); the two are independent."""
+    return _clone_graph(_graph(graph))
+
+
+@_api
+def hipGraphAddChildGraphNode(graph, dependencies, childGraph) -> hipGraphNode_t:
+    """A node that runs ``childGraph`` as a unit: every node of the child after the dependencies,
+    and the node's dependents after the whole child. The child is copied now (as HIP does): changing
+    ``childGraph`` afterwards does not change the node; hipGraphChildGraphNodeGetGraph gives the copy."""
+    g = _graph(graph)
+    child = _graph(childGraph)
+    return g._add(_T.hipGraphNodeTypeGraph, dependencies, ChildSpec(_clone_graph(child)))
+
+
+@_api
+def hipGraphChildGraphNodeGetGraph(node) -> hipGraph_t:
+    """The graph a child graph node owns (not a copy: changing it changes the node, for graphs
+    instantiated afterwards)."""
+    n = _any_node(node)
+    if n.type != _T.hipGraphNodeTypeGraph:
+        _raise(hipError_t.hipErrorInvalidValue, f"node must be a child graph node, not {n!r}")
+    return n.spec.graph
 
 
 @_api

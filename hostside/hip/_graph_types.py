@@ -1,7 +1,8 @@
 """The graph model: capture and node-type enums, the HIP parameter objects, the node specs an exec is
-built from, and the graph and node objects (``hipGraph_t``, ``hipGraphNode_t``)."""
+built from, and the graph and node objects (``hipGraph_t``, ``hipGraphNode_t``, deep copies of them)."""
 from __future__ import annotations
 
+import copy
 import enum
 import itertools
 import threading
@@ -16,7 +17,7 @@ __all__ = [
     "hipStreamCaptureStatusActive", "hipStreamCaptureStatusInvalidated", "hipGraphNodeType",
     "hipEventRecordDefault", "hipEventRecordExternal", "hipEventWaitDefault", "hipEventWaitExternal",
     "hipGraph_t", "hipGraphNode_t", "hipKernelNodeParams", "hipMemcpyNodeParams", "hipMemsetParams",
-    "hipHostNodeParams", "KernelSpec", "CopySpec", "FillSpec", "HostSpec",
+    "hipHostNodeParams", "KernelSpec", "CopySpec", "FillSpec", "HostSpec", "ChildSpec",
 ]
 
 
@@ -56,7 +57,8 @@ hipEventWaitDefault, hipEventWaitExternal = 0, 1
 _T = hipGraphNodeType
 _TYPE_NAMES = {_T.hipGraphNodeTypeKernel: "kernel", _T.hipGraphNodeTypeMemcpy: "memcpy",
                _T.hipGraphNodeTypeMemset: "memset", _T.hipGraphNodeTypeHost: "host",
-               _T.hipGraphNodeTypeEmpty: "empty", _T.hipGraphNodeTypeWaitEvent: "event wait",
+               _T.hipGraphNodeTypeGraph: "child graph", _T.hipGraphNodeTypeEmpty: "empty",
+               _T.hipGraphNodeTypeWaitEvent: "event wait",
                _T.hipGraphNodeTypeEventRecord: "event record"}
 
 
@@ -139,6 +141,16 @@ class HostSpec:
         self.fn, self.userData = fn, userData
 
 
+class ChildSpec:
+    """A child graph node: the graph it owns, a copy of the one given when the node was added (as in
+    HIP); instantiate inlines its nodes."""
+
+    __slots__ = ("graph",)
+
+    def __init__(self, graph):
+        self.graph = graph
+
+
 # -- graphs ------------------------------------------------------------------------------------------
 class hipGraphNode_t:
     __slots__ = ("graph", "id", "type", "spec", "deps", "succ", "__weakref__")
@@ -155,9 +167,12 @@ class hipGraphNode_t:
         if t == _T.hipGraphNodeTypeMemcpy:
             return f"{self.id}: memcpy {c.size} B\\n{c.sk} -> {c.dk}"
         if t == _T.hipGraphNodeTypeMemset:
-            return f"{self.id}: memset {c.size} B = {c.value:#x}"
+            unit = f" ({c.width}-byte elements)" if c.width > 1 else ""
+            return f"{self.id}: memset {c.size} B = {c.value:#x}{unit}"
         if t == _T.hipGraphNodeTypeHost:
             return f"{self.id}: host {getattr(c.fn, '__name__', 'fn')}"
+        if t == _T.hipGraphNodeTypeGraph:
+            return f"{self.id}: child graph ({len(c.graph.nodes)} nodes)"
         return f"{self.id}: {_TYPE_NAMES.get(t, t.name)}"
 
     def __repr__(self):
@@ -192,6 +207,30 @@ class hipGraph_t:
 
     def __repr__(self):
         return f"<hipGraph_t #{self.gid} nodes={len(self.nodes)}>"
+
+
+def _dup_spec(n: hipGraphNode_t):
+    """A node's parameters for a copy of the node: parameter objects copied, a child graph cloned in
+    turn; events and host functions (handles) are shared, as a graph copy in HIP shares them."""
+    c = n.spec
+    if n.type == _T.hipGraphNodeTypeGraph:
+        return ChildSpec(_clone_graph(c.graph))
+    if isinstance(c, (KernelSpec, CopySpec, FillSpec, HostSpec)):
+        return copy.copy(c)
+    return c
+
+
+def _clone_graph(g: hipGraph_t) -> hipGraph_t:
+    """A deep copy of ``g``: new nodes with the same ids, types and (copied) parameters, and the same
+    edges in the same order. Changing one graph afterwards does not change the other."""
+    with g.lock:
+        c = hipGraph_t()
+        m = {n: hipGraphNode_t(c, n.id, n.type, _dup_spec(n)) for n in g.nodes}
+        for n in g.nodes:
+            m[n].deps = [m[d] for d in n.deps]
+            m[n].succ = [m[x] for x in n.succ]
+        c.nodes = [m[n] for n in g.nodes]
+    return c
 
 
 def _node_list(x, what) -> list:

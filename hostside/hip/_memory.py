@@ -1,4 +1,6 @@
-"""Memory: device and pinned host allocations, ``host_array``, memcpy and memset (sync and async).
+"""Memory: device and pinned host allocations, ``host_array``, pointer attributes and memory info,
+memcpy (with a kind, or the fixed-direction HtoD/DtoH/DtoD calls) and memset (bytes, or 8/16/32-bit
+elements: hipMemsetD8/D16/D32), sync and async.
 
 Pointers are ints (device addresses). Host buffers are numpy arrays (pageable memory) or pointers
 returned by ``hipHostMalloc`` (pinned, fine-grained: ``host_array(ptr, dtype, count)`` gives a numpy
@@ -7,19 +9,26 @@ view of them).
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 import numpy as np
 
 from shm_layout import layouts as L
 
 from ..hsa import HsaError
-from ._capture_rules import check_unsafe
+from ._capture_rules import check_unsafe, implicit_capture_check
 from ._context import _current_device, _get_stream, _st, _synchronize_device
 from ._errors import _api, _from_hsa, _raise, hipError_t
 
 __all__ = ["hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree", "host_array", "hipMemcpyKind",
            "hipMemcpyHostToHost", "hipMemcpyHostToDevice", "hipMemcpyDeviceToHost", "hipMemcpyDeviceToDevice",
-           "hipMemcpyDefault", "hipMemcpy", "hipMemcpyAsync", "hipMemset", "hipMemsetAsync"]
+           "hipMemcpyDefault", "hipMemcpy", "hipMemcpyAsync", "hipMemset", "hipMemsetAsync",
+           "hipMemcpyHtoD", "hipMemcpyDtoH", "hipMemcpyDtoD", "hipMemcpyHtoDAsync", "hipMemcpyDtoHAsync",
+           "hipMemcpyDtoDAsync", "hipMemsetD8", "hipMemsetD16", "hipMemsetD32", "hipMemsetD8Async",
+           "hipMemsetD16Async", "hipMemsetD32Async", "hipMemoryType", "hipMemoryTypeUnregistered",
+           "hipMemoryTypeHost", "hipMemoryTypeDevice", "hipMemoryTypeManaged", "hipMemoryTypeArray",
+           "hipMemoryTypeUnified", "hipInvalidDeviceId", "hipPointerAttribute_t", "hipPointerGetAttributes",
+           "hipMemGetInfo"]
 
 
 # -- allocations -----------------------------------------------------------------------------------
@@ -51,7 +60,20 @@ def hipFree(ptr: int) -> None:
 def hipHostMalloc(size: int, flags: int = 0) -> int:
     if not isinstance(size, (int, np.integer)) or size <= 0:
         _raise(hipError_t.hipErrorInvalidValue, f"size must be a positive int, not {size!r}")
-    return _st().rt.allocate(None, int(size), L.ALLOC_HOST)
+    if not isinstance(flags, (int, np.integer)) or isinstance(flags, bool) or not 0 <= flags < 2**32:
+        _raise(hipError_t.hipErrorInvalidValue, f"flags must be an unsigned int, not {flags!r}")
+    rt = _st().rt
+    ptr = rt.allocate(None, int(size), L.ALLOC_HOST)
+    _host_info(rt)[ptr] = (_current_device(), int(flags))     # for hipPointerGetAttributes
+    return ptr
+
+
+def _host_info(rt) -> dict:
+    """base -> (device current at hipHostMalloc, its flags), for this runtime's pinned allocations."""
+    d = getattr(rt, "_hip_host_info", None)
+    if d is None:
+        d = rt._hip_host_info = {}
+    return d
 
 
 @_api
@@ -63,6 +85,7 @@ def hipHostFree(ptr: int) -> None:
     if a is None or a.base != ptr or a.agent >= 0:
         _raise(hipError_t.hipErrorInvalidValue, f"{ptr:#x} is not a pointer returned by hipHostMalloc")
     rt.free(ptr)
+    _host_info(rt).pop(ptr, None)
 
 
 def host_array(ptr: int, dtype, count: int) -> np.ndarray:
@@ -72,6 +95,74 @@ def host_array(ptr: int, dtype, count: int) -> np.ndarray:
         return _st().rt.host_view(ptr, count * dt.itemsize).view(dt)
     except HsaError as exc:
         raise _from_hsa(exc) from exc
+
+
+# -- pointer attributes and memory info --------------------------------------------------------------
+class hipMemoryType(enum.IntEnum):
+    """hipMemoryType as HIP >= 6.0 numbers it (cudaMemoryType-compatible, then AMD values)."""
+    hipMemoryTypeUnregistered = 0
+    hipMemoryTypeHost = 1
+    hipMemoryTypeDevice = 2
+    hipMemoryTypeManaged = 3
+    hipMemoryTypeArray = 10
+    hipMemoryTypeUnified = 11
+
+
+hipMemoryTypeUnregistered = hipMemoryType.hipMemoryTypeUnregistered
+hipMemoryTypeHost = hipMemoryType.hipMemoryTypeHost
+hipMemoryTypeDevice = hipMemoryType.hipMemoryTypeDevice
+hipMemoryTypeManaged = hipMemoryType.hipMemoryTypeManaged
+hipMemoryTypeArray = hipMemoryType.hipMemoryTypeArray
+hipMemoryTypeUnified = hipMemoryType.hipMemoryTypeUnified
+#: The ``device`` of an unregistered pointer's attributes (hip_runtime_api.h's hipInvalidDeviceId).
+hipInvalidDeviceId = -2
+
+
+@dataclass
+class hipPointerAttribute_t:
+    """What hipPointerGetAttributes reports; pointers are ints (0 is nullptr)."""
+    type: hipMemoryType = hipMemoryTypeUnregistered
+    device: int = hipInvalidDeviceId
+    devicePointer: int = 0
+    hostPointer: int = 0
+    isManaged: int = 0
+    allocationFlags: int = 0
+
+
+@_api
+def hipPointerGetAttributes(ptr) -> hipPointerAttribute_t:
+    """The attributes of the allocation that contains ``ptr`` (its base or any byte inside it): a
+    hipMalloc'ed pointer is hipMemoryTypeDevice on its device, a hipHostMalloc'ed one
+    hipMemoryTypeHost with the device current at allocation, its flags, and the same address as host
+    and device pointer (system memory is mapped for the device). A pointer hipMalloc/hipHostMalloc did
+    not return (a numpy array, freed or runtime-internal memory) is hipMemoryTypeUnregistered with
+    device hipInvalidDeviceId, as HIP >= 6.0 reports it (ROCm 5 failed with hipErrorInvalidValue).
+    A null pointer is hipErrorInvalidValue."""
+    if isinstance(ptr, (bytes, bytearray, memoryview, np.ndarray)):
+        return hipPointerAttribute_t()                       # pageable host memory: not registered
+    if not isinstance(ptr, (int, np.integer)) or isinstance(ptr, bool):
+        _raise(hipError_t.hipErrorInvalidValue, f"ptr must be a pointer (int) or a host buffer, not {ptr!r}")
+    if not ptr:
+        _raise(hipError_t.hipErrorInvalidValue, "ptr is a null pointer")
+    ptr = int(ptr)
+    rt = _st().rt
+    a = rt.pointer_info(ptr)
+    if a is None or a.kind not in (L.ALLOC_DEVICE, L.ALLOC_HOST):
+        return hipPointerAttribute_t()
+    if a.agent >= 0:
+        return hipPointerAttribute_t(hipMemoryTypeDevice, a.agent, ptr, 0, 0, 0)
+    device, flags = _host_info(rt).get(a.base, (0, 0))
+    return hipPointerAttribute_t(hipMemoryTypeHost, device, ptr, ptr, 0, flags)
+
+
+@_api
+def hipMemGetInfo() -> tuple[int, int]:
+    """(free, total) bytes of the current device's memory. The allocation table of the device is
+    shared by every process on the platform, so ``free`` counts their allocations too (as on a GPU);
+    allocations are whole multiples of 256 bytes."""
+    rt = _st().rt
+    stats = rt.device_tables[_current_device()].statistics()
+    return stats.capacity_bytes - stats.used_bytes, stats.capacity_bytes
 
 
 # -- copies ----------------------------------------------------------------------------------------
@@ -166,6 +257,9 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
             rt.host_view(d, size)[:] = sp[:size]
         else:
             v.copy_from_host(d, sp[:size])
+    elif dk == "pinned" and sk == "pinned":     # host to host: done by the host, after the stream's work
+        v.synchronize()
+        rt.host_view(d, size)[:] = rt.host_view(sp, size)
     else:
         sig = v.copy(d, sp, size)
         if sync:
@@ -176,6 +270,7 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
 
 @_api
 def hipMemcpy(dst, src, sizeBytes: int, kind=hipMemcpyDefault) -> None:
+    implicit_capture_check()        # the legacy stream during a capture: hipErrorStreamCaptureImplicit
     check_unsafe("hipMemcpy")
     _memcpy(dst, src, sizeBytes, kind, None, sync=True)
 
@@ -185,21 +280,84 @@ def hipMemcpyAsync(dst, src, sizeBytes: int, kind=hipMemcpyDefault, stream=None)
     _memcpy(dst, src, sizeBytes, kind, stream, sync=False)
 
 
-# -- fills -----------------------------------------------------------------------------------------
-def _memset(dst, value, size, stream, sync):
-    if not isinstance(value, (int, np.integer)):
-        _raise(hipError_t.hipErrorInvalidValue, f"value must be an int, not {value!r}")
+# the fixed-direction copies: what each side must be; another kind of pointer is hipErrorInvalidValue
+_HOST_SIDE, _DEVICE_SIDE = ("pageable", "pinned"), ("device",)
+_FIXED = {"HtoD": (hipMemcpyKind.hipMemcpyHostToDevice, _DEVICE_SIDE, _HOST_SIDE),
+          "DtoH": (hipMemcpyKind.hipMemcpyDeviceToHost, _HOST_SIDE, _DEVICE_SIDE),
+          "DtoD": (hipMemcpyKind.hipMemcpyDeviceToDevice, _DEVICE_SIDE, _DEVICE_SIDE)}
+
+
+def _memcpy_fixed(api, direction, dst, src, size, stream, sync):
+    kind, okd, oks = _FIXED[direction]
     if not isinstance(size, (int, np.integer)) or size < 0:
-        _raise(hipError_t.hipErrorInvalidValue, f"sizeBytes must be a non-negative int, not {size!r}")
-    dk, d = _classify(dst, size, "dst")
+        _raise(hipError_t.hipErrorInvalidValue, f"{api}: sizeBytes must be a non-negative int, not {size!r}")
+    for what, p, ok in (("dst", dst, okd), ("src", src, oks)):
+        k, _ = _classify(p, size, f"{api}: {what}")
+        if k not in ok:
+            _raise(hipError_t.hipErrorInvalidValue,
+                   f"{api}: {what} must be {'a device' if ok is _DEVICE_SIDE else 'a host'} pointer, "
+                   f"not {k} memory")
+    _memcpy(dst, src, size, kind, stream, sync)
+
+
+@_api
+def hipMemcpyHtoD(dst: int, src, sizeBytes: int) -> None:
+    """Host (pageable or pinned) to device; synchronous like hipMemcpy."""
+    check_unsafe("hipMemcpyHtoD")
+    _memcpy_fixed("hipMemcpyHtoD", "HtoD", dst, src, sizeBytes, None, True)
+
+
+@_api
+def hipMemcpyDtoH(dst, src: int, sizeBytes: int) -> None:
+    check_unsafe("hipMemcpyDtoH")
+    _memcpy_fixed("hipMemcpyDtoH", "DtoH", dst, src, sizeBytes, None, True)
+
+
+@_api
+def hipMemcpyDtoD(dst: int, src: int, sizeBytes: int) -> None:
+    check_unsafe("hipMemcpyDtoD")
+    _memcpy_fixed("hipMemcpyDtoD", "DtoD", dst, src, sizeBytes, None, True)
+
+
+@_api
+def hipMemcpyHtoDAsync(dst: int, src, sizeBytes: int, stream=None) -> None:
+    _memcpy_fixed("hipMemcpyHtoDAsync", "HtoD", dst, src, sizeBytes, stream, False)
+
+
+@_api
+def hipMemcpyDtoHAsync(dst, src: int, sizeBytes: int, stream=None) -> None:
+    _memcpy_fixed("hipMemcpyDtoHAsync", "DtoH", dst, src, sizeBytes, stream, False)
+
+
+@_api
+def hipMemcpyDtoDAsync(dst: int, src: int, sizeBytes: int, stream=None) -> None:
+    _memcpy_fixed("hipMemcpyDtoDAsync", "DtoD", dst, src, sizeBytes, stream, False)
+
+
+# -- fills -----------------------------------------------------------------------------------------
+def _memset(dst, value, size, stream, sync, width=1, api="hipMemset", fit=False):
+    """Fill ``size`` bytes at ``dst`` with ``value`` as ``width``-byte elements. hipMemset's value is
+    an int of which the low byte is used; the hipMemsetD* values must fit their element width
+    (``fit``; signed or unsigned: -2**(8w-1) <= value < 2**(8w))."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        _raise(hipError_t.hipErrorInvalidValue, f"{api}: value must be an int, not {value!r}")
+    if fit:
+        bits = 8 * width
+        if not -(1 << (bits - 1)) <= value < (1 << bits):
+            _raise(hipError_t.hipErrorInvalidValue,
+                   f"{api}: value {value!r} does not fit a {bits}-bit element")
+    value = int(value) & ((1 << (8 * width)) - 1)
+    if not isinstance(size, (int, np.integer)) or size < 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"{api}: sizeBytes must be a non-negative int, not {size!r}")
+    dk, d = _classify(dst, size, f"{api}: dst")
     if dk == "pageable":
-        _raise(hipError_t.hipErrorInvalidValue, "hipMemset needs a device or pinned host pointer")
+        _raise(hipError_t.hipErrorInvalidValue, f"{api} needs a device or pinned host pointer")
     if size == 0:
         return
     s = _get_stream(stream)
     if s.capture is not None:
-        return s.capture.add_memset(s, d, int(value) & 0xFF, size)
-    sig = s.vgpu.fill(d, int(value) & 0xFF, size, 1)
+        return s.capture.add_memset(s, d, value, size, width)
+    sig = s.vgpu.fill(d, value, size // width, width)
     if sync:
         s.vgpu.sync_signal(sig)
     else:
@@ -208,10 +366,53 @@ def _memset(dst, value, size, stream, sync):
 
 @_api
 def hipMemset(dst: int, value: int, sizeBytes: int) -> None:
+    implicit_capture_check()        # the legacy stream during a capture: hipErrorStreamCaptureImplicit
     check_unsafe("hipMemset")
-    _memset(dst, value, sizeBytes, None, True)
+    _memset(dst, value, sizeBytes, None, True, 1, "hipMemset")
 
 
 @_api
 def hipMemsetAsync(dst: int, value: int, sizeBytes: int, stream=None) -> None:
-    _memset(dst, value, sizeBytes, stream, False)
+    _memset(dst, value, sizeBytes, stream, False, api="hipMemsetAsync")
+
+
+def _count(api, count, width) -> int:
+    if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"{api}: count must be a non-negative int, not {count!r}")
+    return int(count) * width
+
+
+@_api
+def hipMemsetD8(dst: int, value: int, count: int) -> None:
+    """Fill ``count`` bytes with ``value`` (synchronous)."""
+    check_unsafe("hipMemsetD8")
+    _memset(dst, value, _count("hipMemsetD8", count, 1), None, True, 1, "hipMemsetD8", fit=True)
+
+
+@_api
+def hipMemsetD16(dst: int, value: int, count: int) -> None:
+    """Fill ``count`` 16-bit elements with ``value`` (synchronous)."""
+    check_unsafe("hipMemsetD16")
+    _memset(dst, value, _count("hipMemsetD16", count, 2), None, True, 2, "hipMemsetD16", fit=True)
+
+
+@_api
+def hipMemsetD32(dst: int, value: int, count: int) -> None:
+    """Fill ``count`` 32-bit elements with ``value`` (synchronous)."""
+    check_unsafe("hipMemsetD32")
+    _memset(dst, value, _count("hipMemsetD32", count, 4), None, True, 4, "hipMemsetD32", fit=True)
+
+
+@_api
+def hipMemsetD8Async(dst: int, value: int, count: int, stream=None) -> None:
+    _memset(dst, value, _count("hipMemsetD8Async", count, 1), stream, False, 1, "hipMemsetD8Async", fit=True)
+
+
+@_api
+def hipMemsetD16Async(dst: int, value: int, count: int, stream=None) -> None:
+    _memset(dst, value, _count("hipMemsetD16Async", count, 2), stream, False, 2, "hipMemsetD16Async", fit=True)
+
+
+@_api
+def hipMemsetD32Async(dst: int, value: int, count: int, stream=None) -> None:
+    _memset(dst, value, _count("hipMemsetD32Async", count, 4), stream, False, 4, "hipMemsetD32Async", fit=True)

@@ -7,73 +7,213 @@ Every packet that names an event's signal is listed in the event's ``waiters`` (
 hipStreamWaitEvent and of graph event-wait nodes, and the SDMA command that follows a record on its
 stream: ``VirtualGPU.marker(waiters=)``); a re-record moves the event to a fresh signal while one of
 them has not been passed (``_event_rearm``), and a destroyed event's signals are released only once
-nobody can wait on them (``_sweep_buried``). Each event has a lock: record, wait, synchronize, query
-and destroy of one event from several threads take turns (lock order: event, then stream).
+nobody can wait on them (``_order.sweep_buried``). Each event has a lock: record, wait, synchronize,
+query and destroy of one event from several threads take turns (lock order: event, then stream).
+
+Streams take commands through ``_get_stream`` (the legacy null stream's ordering: ``_context``);
+queries and synchronisations through ``_peek_stream``. ``hipStreamSynchronize(0)`` and
+``hipStreamQuery(0)`` cover the device's blocking streams too, as the legacy null stream does.
+
+Host functions (``hipLaunchHostFunc``, ``hipStreamAddCallback``) are a marker whose own signal the
+runtime's async-handler thread watches (it then runs the function) followed by a barrier on a host
+signal that the handler takes to 0 once the function returned: later work of the stream waits for it.
 """
 from __future__ import annotations
 
 import threading
+import warnings
 
-from ..clr import VirtualGPU
-from ._capture_rules import capture_wait_event
-from ._context import _current_device, _get_stream, _st, hipStream_t
+from ..hsa import HSA_SIGNAL_CONDITION_EQ, HsaError
+from ._capture_rules import capture_wait_event, check_unsafe
+from ._context import (_blocking_streams, _current_device, _forget_stream, _get_stream, _new_stream, _peek_stream,
+                       _st, hipStream_t, hipStreamDefault, hipStreamNonBlocking)
 from ._errors import _api, _raise, hipError_t
-from ._graph_types import hipEventWaitExternal
+from ._graph_types import _T, HostSpec, hipEventWaitExternal
+from ._order import add_waiter as _add_waiter
+from ._order import bury, has_buried, reusable, sweep_buried
 
-__all__ = ["hipStreamCreate", "hipStreamDestroy", "hipStreamSynchronize", "hipStreamQuery", "hipStreamWaitEvent",
-           "hipEvent_t", "hipEventCreate", "hipEventRecord", "hipEventSynchronize", "hipEventQuery",
-           "hipEventElapsedTime", "hipEventDestroy"]
+__all__ = ["hipStreamCreate", "hipStreamCreateWithFlags", "hipStreamCreateWithPriority",
+           "hipDeviceGetStreamPriorityRange", "hipStreamGetPriority", "hipStreamGetFlags", "hipStreamGetDevice",
+           "hipStreamDestroy", "hipStreamSynchronize", "hipStreamQuery", "hipStreamWaitEvent",
+           "hipLaunchHostFunc", "hipStreamAddCallback",
+           "hipEvent_t", "hipEventCreate", "hipEventCreateWithFlags", "hipEventDefault", "hipEventBlockingSync",
+           "hipEventDisableTiming", "hipEventInterprocess", "hipEventDisableSystemFence", "hipEventReleaseToDevice",
+           "hipEventReleaseToSystem", "hipEventRecord", "hipEventSynchronize",
+           "hipEventQuery", "hipEventElapsedTime", "hipEventDestroy"]
+
+#: hipDeviceGetStreamPriorityRange: (least, greatest) as ROCm reports them; a lower number is a
+#: higher priority, and a priority outside the range is clamped into it (as HIP does)
+PRIORITY_LEAST, PRIORITY_GREATEST = 0, -1
 
 
 # -- streams ---------------------------------------------------------------------------------------
+def _check_flags(flags) -> int:
+    if type(flags) is not int or flags not in (hipStreamDefault, hipStreamNonBlocking):
+        _raise(hipError_t.hipErrorInvalidValue,
+               f"flags must be hipStreamDefault (0) or hipStreamNonBlocking (1), not {flags!r}")
+    return flags
+
+
 @_api
 def hipStreamCreate() -> hipStream_t:
-    st = _st()
-    dev = _current_device()
-    s = hipStream_t(dev, VirtualGPU(st.rt, dev))
-    with st.lock:
-        st.streams.add(s)
-    return s
+    """A blocking stream of the current device (ordered with the legacy null stream)."""
+    return _new_stream(_current_device(), hipStreamDefault, 0)
+
+
+@_api
+def hipStreamCreateWithFlags(flags: int = hipStreamDefault) -> hipStream_t:
+    """``hipStreamNonBlocking``: a stream not ordered with the legacy null stream."""
+    return _new_stream(_current_device(), _check_flags(flags), 0)
+
+
+@_api
+def hipStreamCreateWithPriority(flags: int = hipStreamDefault, priority: int = 0) -> hipStream_t:
+    """As hipStreamCreateWithFlags, with a priority (clamped into hipDeviceGetStreamPriorityRange).
+    hdemu records it; the command processor serves its queues round-robin whatever their priority."""
+    flags = _check_flags(flags)
+    if type(priority) is not int:
+        _raise(hipError_t.hipErrorInvalidValue, f"priority must be an int, not {priority!r}")
+    priority = min(max(priority, PRIORITY_GREATEST), PRIORITY_LEAST)
+    return _new_stream(_current_device(), flags, priority)
+
+
+@_api
+def hipDeviceGetStreamPriorityRange() -> tuple[int, int]:
+    """(leastPriority, greatestPriority)."""
+    _st()
+    return PRIORITY_LEAST, PRIORITY_GREATEST
+
+
+@_api
+def hipStreamGetPriority(stream=None) -> int:
+    return _peek_stream(stream).priority
+
+
+@_api
+def hipStreamGetFlags(stream) -> int:
+    if stream is None or (type(stream) is int and stream == 0):
+        _raise(hipError_t.hipErrorInvalidValue, "the null stream has no flags (pass a created stream)")
+    return _peek_stream(stream).flags
+
+
+@_api
+def hipStreamGetDevice(stream=None) -> int:
+    return _peek_stream(stream).device
 
 
 @_api
 def hipStreamDestroy(stream: hipStream_t) -> None:
-    s = _get_stream(stream)
-    if s.null:
+    s = _peek_stream(stream)
+    if s.null or stream is None or stream == 0:
         _raise(hipError_t.hipErrorInvalidHandle, "the null stream cannot be destroyed")
     st = _st()
     with st.lock:
         if s.destroyed:             # another thread destroyed it meanwhile
-            _raise(hipError_t.hipErrorInvalidHandle, f"stream {s!r} was destroyed")
+            _raise(hipError_t.hipErrorContextIsDestroyed, f"stream {s!r} was destroyed")
         s.destroyed = True
-        st.streams.discard(s)
+        _forget_stream(s)
     if s.capture is not None:
         s.capture.stream_destroyed(s)
     s.vgpu.destroy()
+    s.point.release()
 
 
 @_api
 def hipStreamSynchronize(stream=None) -> None:
-    s = _get_stream(stream)
+    """Wait for the stream's work; on the legacy null stream, for the device's blocking streams too."""
+    s = _peek_stream(stream)
     if s.capture is not None:
         s.capture.illegal("hipStreamSynchronize")
+    check_unsafe("hipStreamSynchronize")
+    if s.null:
+        for b in _blocking_streams(s.device):
+            if b.capture is None:
+                b.vgpu.synchronize()
     s.vgpu.synchronize()
 
 
 @_api
 def hipStreamQuery(stream=None) -> hipError_t:
-    s = _get_stream(stream)
+    """hipSuccess once the stream's work is done (the legacy null stream: and the device's blocking
+    streams'), else hipErrorNotReady."""
+    s = _peek_stream(stream)
     if s.capture is not None:
         s.capture.illegal("hipStreamQuery")
-    return hipError_t.hipSuccess if s.vgpu.query() else hipError_t.hipErrorNotReady
+    if not s.vgpu.query():
+        return hipError_t.hipErrorNotReady
+    if s.null:
+        for b in _blocking_streams(s.device):
+            if b.capture is None and not b.vgpu.query():
+                return hipError_t.hipErrorNotReady
+    return hipError_t.hipSuccess
+
+
+def _host_call(stream, run, api: str, node=None) -> None:
+    """Enqueue ``run(status)`` on the stream: it runs once the stream's earlier work is done, and the
+    stream's later work waits for it (see the module docstring). During capture ``node`` (fn,
+    userData) becomes a host node; without one the call is not capturable."""
+    s = _get_stream(stream)
+    if s.capture is not None:
+        if node is None:
+            _raise(hipError_t.hipErrorStreamCaptureUnsupported, f"{api} during stream capture is not supported")
+        s.capture._live()
+        s.capture._append(s, _T.hipGraphNodeTypeHost, HostSpec(*node))
+        return
+    rt = _st().rt
+    if has_buried():
+        sweep_buried()
+    v = s.vgpu
+    done = rt.signals.create(0, kind=2)     # the marker's: 0 once the earlier work is done
+    host = rt.signals.create(1, kind=2)     # the handler's: 0 once run returned
+    waiters: list = []
+    with v.lock:
+        v.marker(signal=done, waiters=[])
+        v.marker([host.handle])
+        _add_waiter(waiters, v.queue, v.queue.next_id - 1)
+
+    def handler(_value, _arg):
+        try:
+            run(hipError_t.hipSuccess)
+        except Exception as exc:  # noqa: BLE001 - a host function's failure must not hang the stream
+            warnings.warn(f"{api} function raised {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=1)
+        finally:
+            host.subtract(1)
+            bury([(done, [], v)])       # released by a later sweep, never inside its own handler
+        return False
+
+    rt.async_handler.register(done, HSA_SIGNAL_CONDITION_EQ, 0, handler)
+    sweep_buried([(host, waiters, v)])
+
+
+@_api
+def hipLaunchHostFunc(stream, fn, userData=None) -> None:
+    """Run ``fn(userData)`` on a runtime thread once the stream's earlier work is done; the stream's
+    later work waits for it to return. ``fn`` must not call HIP functions that wait (as in HIP).
+    During stream capture it becomes a host node."""
+    if not callable(fn):
+        _raise(hipError_t.hipErrorInvalidValue, f"fn must be callable, not {fn!r}")
+    _host_call(stream, lambda _status: fn(userData), "hipLaunchHostFunc", (fn, userData))
+
+
+@_api
+def hipStreamAddCallback(stream, callback, userData=None, flags: int = 0) -> None:
+    """Run ``callback(stream, status, userData)`` once the stream's earlier work is done; the stream's
+    later work waits for it to return. ``flags`` must be 0."""
+    if not callable(callback):
+        _raise(hipError_t.hipErrorInvalidValue, f"callback must be callable, not {callback!r}")
+    if flags != 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"flags must be 0, not {flags!r}")
+    _host_call(stream, lambda status: callback(stream, status, userData), "hipStreamAddCallback")
 
 
 @_api
 def hipStreamWaitEvent(stream, event, flags: int = 0) -> None:
     """Later work on ``stream`` waits for the event's last record (a BARRIER_AND on the event's
     signal). During capture: joins the capture (fork) or adds a dependency (``capture_wait_event``)."""
-    s = _get_stream(stream)
+    if type(stream) is int and stream not in (0, 1, 2):
+        _raise(hipError_t.hipErrorInvalidHandle, f"{stream:#x} is not the handle of a live stream")
     ev = _event(event)
+    s = _get_stream(stream)
     if flags not in (0, hipEventWaitExternal):
         _raise(hipError_t.hipErrorInvalidValue, f"flags must be 0 or hipEventWaitExternal, not {flags!r}")
     if s.capture is not None or ev.capture is not None:
@@ -90,8 +230,21 @@ def hipStreamWaitEvent(stream, event, flags: int = 0) -> None:
 
 
 # -- events ----------------------------------------------------------------------------------------
+hipEventDefault = 0x0
+hipEventBlockingSync = 0x1
+hipEventDisableTiming = 0x2
+hipEventInterprocess = 0x4
+hipEventDisableSystemFence = 0x20000000
+hipEventReleaseToDevice = 0x40000000
+hipEventReleaseToSystem = 0x80000000
+_EVENT_FLAGS = (hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess | hipEventDisableSystemFence
+                | hipEventReleaseToDevice | hipEventReleaseToSystem)
+
+
 class hipEvent_t:
-    def __init__(self, signal):
+    def __init__(self, signal, flags: int = 0, device: int = 0):
+        self.flags = flags
+        self.device = device        # the device current when it was created
         self.signal = signal
         self.recorded = False
         self.stream = None
@@ -103,30 +256,9 @@ class hipEvent_t:
         self.lock = threading.Lock()    # record, wait, sync, query, destroy: one at a time
 
 
-def _add_waiter(ws: list, q, idx: int) -> None:
-    """Note that packet ``idx`` of ``q`` waits on the signal ``ws`` belongs to (pruned in place: the
-    command layer may hold this very list as its stream's ``last_waiters``)."""
-    if len(ws) > 32:
-        ws[:] = [(wq, i) for wq, i in ws if not wq.destroyed and wq.load_read_index() <= i]
-    ws.append((q, idx))
-
-
-def _pending(ws) -> bool:
-    """A packet listed in ``ws`` has not been passed by the device yet."""
-    return any(not q.destroyed and q.load_read_index() <= i for q, i in ws)
-
-
-def _reusable(sig, ws, v) -> bool:
-    """Nobody can wait on ``sig`` any more: it is 0, every packet that named it has been passed, and
-    it is not the last signal of ``v`` (the stream it was recorded on: its next SDMA command would
-    name it)."""
-    return (sig.load() == 0 and not _pending(ws)
-            and (v is None or v.queue.destroyed or v.last_signal is not sig))
-
-
 def _event_rearm(ev: hipEvent_t, v=None) -> None:
     """Called (under ``ev.lock``) before a new record on stream ``v`` stores 1 into the event's signal.
-    The signal is re-armed in place only if nobody can still wait on it (``_reusable``; the record
+    The signal is re-armed in place only if nobody can still wait on it (``reusable``; the record
     stream being ``v`` itself is fine: the new marker follows the old one on its queue). Otherwise the
     previous record has not completed (its marker would take the new value to 0 early, and the new
     marker to -1), or a packet that waits on it has not been passed yet (a barrier of
@@ -134,12 +266,12 @@ def _event_rearm(ev: hipEvent_t, v=None) -> None:
     deadlock when that record sits behind it), and the event moves to a fresh signal (one of its
     retired ones, once nobody can still use it)."""
     old_v = None if ev.stream is v else ev.stream
-    if _reusable(ev.signal, ev.waiters, old_v):
+    if reusable(ev.signal, ev.waiters, old_v):
         ev.waiters[:] = []
         return
     fresh = None
     for j, (sig, ws, rv) in enumerate(ev.retired):
-        if _reusable(sig, ws, rv):
+        if reusable(sig, ws, rv):
             fresh = ev.retired.pop(j)[0]
             break
     ev.retired.append((ev.signal, ev.waiters, ev.stream))
@@ -147,36 +279,33 @@ def _event_rearm(ev: hipEvent_t, v=None) -> None:
     ev.waiters = []
 
 
-#: Event signals of destroyed events that a packet or a stream may still name (sig, waiters, stream):
-#: released by ``_sweep_buried`` once ``_reusable``.
-_buried: list = []
-_buried_lock = threading.Lock()
-
-
-def _sweep_buried(more=()) -> None:
-    with _buried_lock:
-        _buried.extend(more)
-        keep = []
-        for sig, ws, v in _buried:
-            if sig.rt.closed or sig.destroyed:
-                continue
-            if _reusable(sig, ws, v):
-                sig.destroy()
-            else:
-                keep.append((sig, ws, v))
-        _buried[:] = keep
+@_api
+def hipEventCreate() -> hipEvent_t:
+    return hipEventCreateWithFlags(hipEventDefault)
 
 
 @_api
-def hipEventCreate() -> hipEvent_t:
-    if _buried:
-        _sweep_buried()
-    return hipEvent_t(_st().rt.signals.create(0, kind=2))
+def hipEventCreateWithFlags(flags: int = hipEventDefault) -> hipEvent_t:
+    """``flags``: hipEventDefault or an OR of hipEventBlockingSync (a synchronize blocks instead of
+    spinning: hdemu's waits always block after a short spin), hipEventDisableTiming (no timestamps:
+    hipEventElapsedTime refuses it), hipEventInterprocess (only with hipEventDisableTiming),
+    hipEventDisableSystemFence and one of hipEventReleaseToDevice / hipEventReleaseToSystem."""
+    if type(flags) is not int or flags < 0 or flags & ~_EVENT_FLAGS:
+        _raise(hipError_t.hipErrorInvalidValue, f"flags must be an OR of the hipEvent* flags, not {flags!r}")
+    if flags & hipEventInterprocess and not flags & hipEventDisableTiming:
+        _raise(hipError_t.hipErrorInvalidValue, "hipEventInterprocess needs hipEventDisableTiming")
+    if flags & hipEventReleaseToDevice and flags & hipEventReleaseToSystem:
+        _raise(hipError_t.hipErrorInvalidValue, "hipEventReleaseToDevice and hipEventReleaseToSystem exclude each other")
+    if has_buried():
+        sweep_buried()
+    return hipEvent_t(_st().rt.signals.create(0, kind=2), flags, _current_device())
 
 
 def _event(ev) -> hipEvent_t:
-    if not isinstance(ev, hipEvent_t) or ev.destroyed:
-        _raise(hipError_t.hipErrorInvalidHandle, f"event must be a live hipEvent_t, not {ev!r}")
+    if type(ev) is not hipEvent_t:
+        _raise(hipError_t.hipErrorInvalidResourceHandle, f"event must be a hipEvent_t, not {ev!r}")
+    if ev.destroyed:
+        _raise(hipError_t.hipErrorContextIsDestroyed, "the event was destroyed")
     return ev
 
 
@@ -184,6 +313,9 @@ def _event(ev) -> hipEvent_t:
 def hipEventRecord(event: hipEvent_t, stream=None) -> None:
     ev = _event(event)
     s = _get_stream(stream)
+    if ev.device != s.device:
+        _raise(hipError_t.hipErrorInvalidHandle,
+               f"the event belongs to device {ev.device}, the stream to device {s.device}")
     if s.capture is not None:
         return s.capture.add_event_record(s, ev)
     v = s.vgpu
@@ -228,8 +360,15 @@ def hipEventQuery(event: hipEvent_t) -> hipError_t:
 @_api
 def hipEventElapsedTime(start: hipEvent_t, stop: hipEvent_t) -> float:
     a, b = _event(start), _event(stop)
+    if (a.flags | b.flags) & hipEventDisableTiming:
+        _raise(hipError_t.hipErrorInvalidHandle, "an event created with hipEventDisableTiming has no timestamps")
+    if a.device != b.device:
+        _raise(hipError_t.hipErrorInvalidHandle,
+               f"the events belong to different devices ({a.device} and {b.device})")
     if not a.recorded or not b.recorded:
         _raise(hipError_t.hipErrorInvalidHandle, "both events must have been recorded")
+    if a.capture is not None or b.capture is not None:
+        _raise(hipError_t.hipErrorInvalidHandle, "an event was recorded in a capturing stream")
     if a.signal.load() != 0 or b.signal.load() != 0:
         _raise(hipError_t.hipErrorNotReady, "an event has not completed yet")
     return (b.signal.end_ts - a.signal.end_ts) / 1e6
@@ -237,15 +376,14 @@ def hipEventElapsedTime(start: hipEvent_t, stop: hipEvent_t) -> float:
 
 @_api
 def hipEventDestroy(event: hipEvent_t) -> None:
-    """Waits for the event's last record; its signals are released once nobody can wait on them
-    (until then they stay claimed: ``_sweep_buried``)."""
+    """Returns at once (as HIP does: a record still in flight completes on its own); the event's
+    signals are released once nobody can wait on them (until then they stay claimed:
+    ``_order.sweep_buried``)."""
     ev = _event(event)
     with ev.lock:
         if ev.destroyed:
-            _raise(hipError_t.hipErrorInvalidHandle, "the event was destroyed")
-        if ev.recorded and ev.signal.load() != 0:
-            ev.stream.sync_signal(ev.signal)
+            _raise(hipError_t.hipErrorContextIsDestroyed, "the event was destroyed")
         ev.destroyed = True
         dead = [(ev.signal, ev.waiters, ev.stream)] + ev.retired
         ev.retired = []
-    _sweep_buried(dead)
+    sweep_buried(dead)

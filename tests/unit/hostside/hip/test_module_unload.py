@@ -76,7 +76,8 @@ def test_launch_of_an_unloaded_function_fails_at_the_call(platform):
         assert np.array_equal(read(x, 16), np.ones(16, np.int32))       # it ran once, not again
         with pytest.raises(hip.HipError, match="hipErrorInvalidHandle"):
             hip.hipModuleGetFunction(m, "inc")
-        hip.hipModuleUnload(m)                                          # a second unload: no-op
+        with pytest.raises(hip.HipError, match="hipErrorNotFound"):     # a second unload (as HIP)
+            hip.hipModuleUnload(m)
     finally:
         hip.hipStreamDestroy(s)
         hip.hipFree(x)
