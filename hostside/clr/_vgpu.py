@@ -63,8 +63,8 @@ from shm_layout.trace import EV_LAUNCH_RUNG
 
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Runtime
 
-__all__ = ["VirtualGPU", "Dispatch", "set_interceptor", "interceptor", "SIGNALS_PER_STREAM", "STAGING_BYTES",
-           "KERNEL_HEADER", "MARKER_HEADER"]
+__all__ = ["VirtualGPU", "Dispatch", "set_interceptor", "interceptor", "set_copy_fence", "copy_fence",
+           "SIGNALS_PER_STREAM", "STAGING_BYTES", "KERNEL_HEADER", "MARKER_HEADER"]
 _log = logging.getLogger("hdemu.clr")
 
 #: Completion signals per stream: a command's signal is reused this many commands later, once it and
@@ -134,6 +134,23 @@ def set_interceptor(fn) -> None:
 def interceptor():
     """The installed interceptor, or None."""
     return _intercept
+
+
+#: The copy fence (kernel replay's: ``hostside.replay`` installs it through ``set_copy_fence``): SDMA
+#: copies and fills call ``fence(vgpu, submit, ptype, fields)``, which may hold them while a replay
+#: window is open and submits them through ``submit(ptype, **fields)``. None: copies are not fenced.
+_copy_fence = None
+
+
+def set_copy_fence(fence) -> None:
+    """Install (or remove, ``None``) the fence every SDMA copy and fill passes through."""
+    global _copy_fence
+    _copy_fence = fence
+
+
+def copy_fence():
+    """The installed copy fence, or None."""
+    return _copy_fence
 
 
 class VirtualGPU:
@@ -455,9 +472,14 @@ class VirtualGPU:
 
     def copy(self, dst: int, src: int, size: int):
         """Device-address to device-address copy on the SDMA engine (either side may be pinned host)."""
+        if _copy_fence is not None:
+            return _copy_fence(self, self._sdma_submit, L.SDMA_TYPE_COPY, {"src": src, "dst": dst, "size": size})
         return self._sdma_submit(L.SDMA_TYPE_COPY, src=src, dst=dst, size=size)
 
     def fill(self, dst: int, value: int, count: int, width: int = 1):
+        if _copy_fence is not None:
+            return _copy_fence(self, self._sdma_submit, L.SDMA_TYPE_FILL, {"dst": dst, "size": count * width,
+                                                                          "fill_value": value, "fill_width": width})
         return self._sdma_submit(L.SDMA_TYPE_FILL, dst=dst, size=count * width,
                                  fill_value=value, fill_width=width)
 

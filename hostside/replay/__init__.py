@@ -24,14 +24,16 @@ Tool-facing API:
 * ``Context`` (a profiling context) with ``start()``/``stop()``/``destroy()``. Inside a replay loop
   start and stop are *local* toggles of the replaying thread, legal only during PASS ENTER, sticky
   across passes, scoped to the loop, last write wins, and a context that was not active when the loop
-  began cannot be started. ``DispatchCounting(context, counters, callback)`` reads emulated counters
-  for every dispatch during which its context is active.
+  began can be neither started nor stopped (``ReplayError.status`` ``CONTEXT_NOT_STARTED``).
+  ``DispatchCounting(context, counters, callback)`` reads emulated counters for every dispatch
+  during which its context is active.
 * ``outcomes()``, ``statistics()`` (a frozen ``ReplayStatistics``), ``flush()``, ``is_configured()``.
 """
 from . import _api
 from ._api import DispatchCounting, configure, flush, is_configured, outcomes, record_graph_launch, statistics
 from ._context import Context
-from ._types import (AGENT_DRAIN_POLL_S, AGENT_DRAIN_TIMEOUT_S, CONFIG, DECLINE_REASONS, ENTER, EXIT,
+from ._types import (AGENT_DRAIN_POLL_S, AGENT_DRAIN_TIMEOUT_S, CONFIG, CONTEXT_ERROR, CONTEXT_NOT_STARTED,
+                     COPY_FENCE_TIMEOUT_S, DECLINE_REASONS, ENTER, EXIT,
                      OPEN_LOOP_MAX_PASSES, PASS, PASS_DRAIN_SLICES, POLICIES, QUEUE_DRAIN_SLICES,
                      QUEUE_SYNC_SLICE_S, REENTRANT_LOCK_TIMEOUT_S, Bounds, CounterRecord, Outcome, ReplayData,
                      ReplayError, ReplayStatistics)
@@ -40,7 +42,8 @@ __all__ = ["configure", "is_configured", "record_graph_launch", "outcomes", "sta
            "Context", "DispatchCounting", "ReplayData", "Outcome", "CounterRecord", "ReplayStatistics",
            "ReplayError", "Bounds", "CONFIG", "PASS", "ENTER", "EXIT", "POLICIES", "DECLINE_REASONS",
            "QUEUE_SYNC_SLICE_S", "PASS_DRAIN_SLICES", "QUEUE_DRAIN_SLICES", "AGENT_DRAIN_TIMEOUT_S",
-           "AGENT_DRAIN_POLL_S", "OPEN_LOOP_MAX_PASSES", "REENTRANT_LOCK_TIMEOUT_S"]
+           "AGENT_DRAIN_POLL_S", "OPEN_LOOP_MAX_PASSES", "REENTRANT_LOCK_TIMEOUT_S", "COPY_FENCE_TIMEOUT_S",
+           "CONTEXT_ERROR", "CONTEXT_NOT_STARTED"]
 
 
 def __getattr__(name: str):

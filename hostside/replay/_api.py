@@ -17,12 +17,13 @@ N > 1                           N passes; the continue callback may stop earlier
 """
 from __future__ import annotations
 
-import sys
 import threading
 
 from shm_layout import counters as _C
 
-from . import _state, _window
+from .. import clr as _clr
+from . import _diagnostics, _state, _window
+from ._fence import FENCE
 from ._context import Context
 from ._types import POLICIES, Bounds, Outcome, ReplayError, ReplayStatistics
 
@@ -34,7 +35,7 @@ class _Service:
     """The configured tool: its callbacks, policy, budget, bounds, log, and the outcomes seen
     (``outcomes`` behind ``lock``). Configuration is set once by ``configure``."""
 
-    def __init__(self, callback, continue_callback, policy, footprint_budget, bounds, log, keep):
+    def __init__(self, callback, continue_callback, policy, footprint_budget, bounds, log, keep, copy_fence=True):
         self.callback = callback
         self.continue_callback = continue_callback
         self.policy = policy
@@ -44,17 +45,14 @@ class _Service:
         self.outcomes = []
         self.keep = keep
         self.lock = threading.Lock()
+        self.copy_fence = copy_fence
 
     def record(self, out: Outcome) -> None:
         with self.lock:
             self.outcomes.append(out)
             if len(self.outcomes) > self.keep:
                 del self.outcomes[:len(self.outcomes) - self.keep]
-        line = out.line()
-        if self.log is not None:
-            self.log(line)
-        elif out.status in ("declined", "failed"):
-            print(line, file=sys.stderr, flush=True)
+        _diagnostics.log_outcome(out, self.log)
 
 
 _service: _Service | None = None    # set once, by configure(), under _lock
@@ -68,13 +66,16 @@ def current() -> _Service | None:
 
 
 def configure(callback, continue_callback=None, *, policy: str = "fatal", footprint_budget: int = 0,
-              log=None, keep_outcomes: int = 100_000, **bounds) -> None:
+              log=None, keep_outcomes: int = 100_000, copy_fence: bool = True, **bounds) -> None:
     """Configure the replay service for this process (once).
 
     ``policy``: what an expired drain does: ``"fatal"`` (the document's: the process aborts with a
     message naming the wait) or ``"decline"`` (the dispatch runs once and the reason is reported).
     ``footprint_budget``: bytes; a dispatch whose snapshot would exceed it is declined (0 = unlimited).
     ``log``: callable receiving every outcome line (default: declined and failed ones go to stderr).
+    ``copy_fence``: hold async copies and fills out of replay windows (the default, as
+    rocprofiler-sdk does); False leaves them unfenced: a copy into the agent's memory during a window
+    is reverted by the next restore (the SDMA hazard of docs/replay.md).
     ``bounds``: any field of ``Bounds`` (``queue_sync_slice_s=0.2`` ...), for tests and slow machines.
     """
     global _service
@@ -84,6 +85,8 @@ def configure(callback, continue_callback=None, *, policy: str = "fatal", footpr
         raise ReplayError(f"continue_callback must be callable or None, not {continue_callback!r}")
     if policy not in POLICIES:
         raise ReplayError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if not isinstance(copy_fence, bool):
+        raise ReplayError(f"copy_fence must be True or False, not {copy_fence!r}")
     if not isinstance(footprint_budget, int) or footprint_budget < 0:
         raise ReplayError(f"footprint_budget must be a non-negative int (bytes), not {footprint_budget!r}")
     unknown = set(bounds) - set(Bounds.__dataclass_fields__)
@@ -94,8 +97,11 @@ def configure(callback, continue_callback=None, *, policy: str = "fatal", footpr
         if _service is not None:
             raise ReplayError("the kernel-replay service is already configured in this process "
                               "(it can be configured once)")
-        _service = _Service(callback, continue_callback, policy, footprint_budget, b, log, keep_outcomes)
+        _service = _Service(callback, continue_callback, policy, footprint_budget, b, log, keep_outcomes,
+                            copy_fence)
         _window.install(_service)
+        if copy_fence:
+            _clr.set_copy_fence(FENCE)
 
 
 def is_configured() -> bool:

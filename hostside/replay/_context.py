@@ -17,9 +17,10 @@ import traceback
 import warnings
 import weakref
 
-from ._types import ReplayError
+from ._types import CONTEXT_ERROR, CONTEXT_NOT_STARTED, ReplayError
 
-__all__ = ["Context", "call_tool", "in_callback", "localized", "active_services"]
+__all__ = ["Context", "call_tool", "in_callback", "localized", "active_services", "local_override",
+           "has_overrides", "set_toggles_armed", "live_contexts"]
 
 _tls = threading.local()
 _lock = threading.Lock()
@@ -33,7 +34,7 @@ class Context:
     while it is active. ``start``/``stop`` change the global state, except on a thread inside a
     replay loop, where they are local toggles: legal only during that thread's PASS ENTER callback,
     sticky for the rest of the loop, never visible to other threads, last write wins, and a context
-    that was not active when the loop began cannot be started."""
+    that was not active when the loop began can be neither started nor stopped (CONTEXT_NOT_STARTED)."""
 
     def __init__(self, name: str = ""):
         self.name = name
@@ -54,10 +55,10 @@ class Context:
             return
         if not getattr(_tls, "armed", False):
             raise ReplayError(f"context {self.name!r}: start/stop inside a replay loop is legal only during "
-                              f"the PASS ENTER callback")
-        if on and not _tls.base.get(self, False):
+                              f"the PASS ENTER callback", status=CONTEXT_ERROR)
+        if not _tls.base.get(self, False):
             raise ReplayError(f"context {self.name!r} was not active when the replay loop began; a pass "
-                              f"cannot start it")
+                              f"cannot {'start' if on else 'stop'} it", status=CONTEXT_NOT_STARTED)
         ov[self] = on                      # last write wins; sticky for the rest of the loop
 
     def start(self) -> None:
@@ -141,6 +142,24 @@ def localized():
     finally:
         _tls.overrides = None
         _tls.base = None
+
+
+def local_override(ctx: Context):
+    """This thread's loop override of ``ctx`` (True/False), or None (no loop, or not toggled)."""
+    ov = getattr(_tls, "overrides", None)
+    if ov is None:
+        return None
+    return ov.get(ctx)
+
+
+def has_overrides() -> bool:
+    """True inside a replay loop on this thread once a toggle has been recorded."""
+    return bool(getattr(_tls, "overrides", None))
+
+
+def set_toggles_armed(armed: bool) -> None:
+    """Open or close the PASS ENTER arm window by hand (the loop does it through ``call_tool``)."""
+    _tls.armed = bool(armed)
 
 
 def in_callback() -> bool:

@@ -16,59 +16,7 @@ import numpy as np
 from shm_layout import counters as C
 from shm_layout import layouts as L
 
-
-# ------------------------------------------------------------------------------------------------
-class RWLock:
-    """A writer-preferring reader/writer lock (std::shared_mutex stand-in): while a writer waits, new
-    readers wait too, so a pending replay is not starved by a stream of ordinary dispatches."""
-
-    def __init__(self):
-        self.cv = threading.Condition(threading.Lock())
-        self.readers = 0
-        self.writer = None
-        self.waiting_writers = 0
-
-    def acquire_read(self, timeout: float | None) -> bool:
-        with self.cv:
-            if not self.cv.wait_for(lambda: self.writer is None and not self.waiting_writers, timeout):
-                return False
-            self.readers += 1
-            return True
-
-    def try_acquire_read(self) -> bool:
-        with self.cv:
-            if self.writer is None and not self.waiting_writers:
-                self.readers += 1
-                return True
-            return False
-
-    def release_read(self) -> None:
-        with self.cv:
-            self.readers -= 1
-            if not self.readers:
-                self.cv.notify_all()
-
-    def acquire_write(self, timeout: float | None) -> bool:
-        with self.cv:
-            self.waiting_writers += 1
-            try:
-                ok = self.cv.wait_for(lambda: self.writer is None and not self.readers, timeout)
-            finally:
-                self.waiting_writers -= 1
-            if ok:
-                self.writer = threading.get_ident()
-            else:
-                self.cv.notify_all()
-            return ok
-
-    def release_write(self) -> None:
-        with self.cv:
-            self.writer = None
-            self.cv.notify_all()
-
-    def held_by_me(self) -> bool:
-        with self.cv:
-            return self.writer == threading.get_ident()
+from ._diagnostics import RWLock, agent_replay_mutex
 
 
 class _Agent:
@@ -76,7 +24,8 @@ class _Agent:
 
     def __init__(self, index: int):
         self.index = index
-        self.lock = RWLock()
+        self.lock = agent_replay_mutex(index)     # the agent's gate (the same object as dispatch_lock_for's)
+        self.frame = None            # the open window's reentrancy frame (set by its writer), or None
         self.buf = None              # host-private snapshot buffer (grown, kept)
         self.ranges = []             # (offset in mem<agent>, bytes) of the current snapshot
         self.ilock = threading.Lock()

@@ -1,6 +1,6 @@
 """The replay service's vocabulary: bounds, callback constants, the error, the records the tool sees
 (``ReplayData``, ``Outcome``, ``CounterRecord``) and the statistics (a frozen ``ReplayStatistics``
-snapshot of counters kept behind a lock). Pure data: imports only ``shm_layout``."""
+snapshot of counters kept behind a lock). Pure data: imports ``shm_layout`` and ``_diagnostics`` (the outcome line)."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,8 +8,10 @@ import threading
 
 from shm_layout import errors as _errors
 
+from . import _diagnostics as _diag
+
 __all__ = ["QUEUE_SYNC_SLICE_S", "PASS_DRAIN_SLICES", "QUEUE_DRAIN_SLICES", "AGENT_DRAIN_TIMEOUT_S",
-           "AGENT_DRAIN_POLL_S", "OPEN_LOOP_MAX_PASSES", "REENTRANT_LOCK_TIMEOUT_S", "CONFIG", "PASS", "ENTER",
+           "AGENT_DRAIN_POLL_S", "OPEN_LOOP_MAX_PASSES", "REENTRANT_LOCK_TIMEOUT_S", "COPY_FENCE_TIMEOUT_S", "CONFIG", "PASS", "ENTER",
            "EXIT", "POLICIES", "DECLINE_REASONS", "ReplayError", "Bounds", "ReplayData", "Outcome",
            "CounterRecord", "ReplayStatistics", "StatCounters"]
 
@@ -31,17 +33,28 @@ OPEN_LOOP_MAX_PASSES = 100_000
 #: A dispatch from inside a tool callback never waits for a replay gate; it waits at most this long
 #: for its stream's lock (held only briefly, except by a thread stuck behind the gate) and then fails.
 REENTRANT_LOCK_TIMEOUT_S = 5.0
+#: How long a window waits for the async copies already in flight on its agent (the copy fence,
+#: rocprofiler-sdk ``copy_fence::open_window``: 5 s) before it declines (``copy_fence_stuck``).
+COPY_FENCE_TIMEOUT_S = 5.0
 
 CONFIG, PASS = "CONFIG", "PASS"
 ENTER, EXIT = "ENTER", "EXIT"
 POLICIES = ("fatal", "decline")
 DECLINE_REASONS = ("untracked_memory", "footprint_budget", "snapshot_failed", "queue_drain_stuck",
-                   "agent_drain_stuck", "pass_drain_stuck", "reentrant_dispatch", "graph_launch")
+                   "agent_drain_stuck", "pass_drain_stuck", "reentrant_dispatch", "copy_fence_stuck", "graph_launch")
+#: ``ReplayError.status`` values (rocprofiler-sdk's status codes for a local context toggle)
+CONTEXT_ERROR, CONTEXT_NOT_STARTED = "CONTEXT_ERROR", "CONTEXT_NOT_STARTED"
 
 
 class ReplayError(_errors.ReplayError):
     """Misuse of the replay API (second configure, a toggle outside PASS ENTER, ...); an
-    ``shm_layout.errors.ReplayError``, so an ``HdemuError``."""
+    ``shm_layout.errors.ReplayError``, so an ``HdemuError``. ``status`` names rocprofiler-sdk's
+    status for a rejected local toggle (``CONTEXT_ERROR``: not armed; ``CONTEXT_NOT_STARTED``: the
+    context was not active when the loop began), else None."""
+
+    def __init__(self, *args, status: str | None = None):
+        super().__init__(*args)
+        self.status = status
 
 
 @dataclasses.dataclass
@@ -53,6 +66,7 @@ class Bounds:
     agent_drain_timeout_s: float = AGENT_DRAIN_TIMEOUT_S
     agent_drain_poll_s: float = AGENT_DRAIN_POLL_S
     open_loop_max_passes: int = OPEN_LOOP_MAX_PASSES
+    copy_fence_timeout_s: float = COPY_FENCE_TIMEOUT_S
 
 
 class ReplayData:
@@ -84,12 +98,17 @@ class Outcome:
     footprint_bytes: int = 0
     regions: int = 0
     restores: int = 0
+    reentrancy: bool = False     # a tool callback dispatched (or copied) into this window: not trustworthy
+    untracked_bytes: int = 0     # pointer arguments outside the snapshot (upstream's untracked pool class)
+    untracked_regions: int = 0
+    untracked_vmem_bytes: int = 0  # virtual-memory mappings (hdemu has none: always 0)
+    untracked_vmem_regions: int = 0
+    snap_seconds: float = 0.0
+    restore_seconds: float = 0.0
 
     def line(self) -> str:
-        req = "-" if self.requested is None else self.requested
-        return (f"hdemu replay: dispatch {self.dispatch_id} agent {self.agent} kernel {self.kernel} "
-                f"{self.status} reason={self.reason or '-'} requested={req} executed={self.executed} "
-                f"footprint={self.footprint_bytes}B regions={self.regions} restores={self.restores}")
+        """The outcome line (``_diagnostics.format_outcome``)."""
+        return "hdemu replay: " + _diag.format_outcome(self)
 
 
 @dataclasses.dataclass

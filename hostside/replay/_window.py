@@ -41,7 +41,8 @@ from shm_layout import layouts as L
 
 from .. import clr
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError
-from . import _context
+from . import _context, _diagnostics
+from ._fence import FENCE, taint
 from ._state import _Agent, _State, state
 from ._types import CONFIG, ENTER, EXIT, PASS, REENTRANT_LOCK_TIMEOUT_S, CounterRecord, Outcome, ReplayData, StatCounters
 
@@ -63,6 +64,18 @@ def install(service) -> None:
 
 def _warn(msg: str) -> None:
     print(f"hdemu replay: warning: {msg}", file=sys.stderr, flush=True)
+
+
+_warned: set = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(key: str, msg: str) -> None:
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    _warn(msg)
 
 
 def _fatal(msg: str) -> None:
@@ -199,6 +212,7 @@ def _reentrant(st: _State, svc, v, d: clr.Dispatch):
     finally:
         if got:
             ag.lock.release_read()
+    taint(ag)                               # the window open on this agent (any thread's) is not trustworthy
     if svc is not None:
         STATS.add(reentrant=1, declined=1)
         svc.record(Outcome(did, v.agent, st.kernel_name(d.kobj), "declined", "reentrant_dispatch", executed=1))
@@ -258,10 +272,18 @@ def _window(p: _Plan):
         if not v.lock.acquire(timeout=limit):
             raise HostWaitTimeout(f"stream lock of queue {v.queue.slot} not acquired in {limit} s "
                                   f"(HDEMU_WAIT_TIMEOUT_S)")
+        frame = _diagnostics.enter_replay_window(v.agent)
+        ag.frame = frame
         try:
             STATS.add(windows=1)
-            return _window_locked(p)
+            out, idx = _window_locked(p)
+            out.reentrancy = frame.reentrancy_observed
+            return out, idx
         finally:
+            ag.frame = None
+            _diagnostics.exit_replay_window(v.agent)
+            if p.svc.copy_fence:
+                FENCE.close_window(v.agent)
             v.lock.release()
     finally:
         ag.lock.release_write()
@@ -307,15 +329,27 @@ def _window_locked(p: _Plan):
     if not ok:
         _expired(svc, "replay_drain_agent_or_fatal", detail)
         return decline("agent_drain_stuck", detail)
+    # 2b. the copy fence: new async copies on this agent wait; those in flight must finish
+    if svc.copy_fence and not FENCE.open_window(v.agent, b.copy_fence_timeout_s):
+        n = FENCE.copies_in_flight(v.agent)
+        _warn_once("copy_fence", f"agent {v.agent}: {n} async cop(ies) still in flight after "
+                   f"{b.copy_fence_timeout_s:g} s (copy_fence_timeout_s); the dispatch runs once without replay")
+        return decline("copy_fence_stuck", f"{n} async copies in flight after {b.copy_fence_timeout_s:g} s")
     # 3. the agent-scoped inventory: coarse-grained device memory the tracker tags with this agent
     allocs = sorted(rt.allocations(v.agent, {L.ALLOC_DEVICE}), key=lambda a: a.base)
     out.regions = len(allocs)
     out.footprint_bytes = sum(a.size for a in allocs)
-    bad = _uncovered(p.d, allocs, v.agent)
+    bad, nbad, bbad = _uncovered(p.d, allocs, v.agent, rt)
+    out.untracked_regions, out.untracked_bytes = nbad, bbad
     if bad:
         return decline("untracked_memory", bad)
-    if svc.footprint_budget and out.footprint_bytes > svc.footprint_budget:
-        return decline("footprint_budget", f"{out.footprint_bytes} > {svc.footprint_budget} bytes")
+    pol = _diagnostics.resolve_policy()
+    budget = svc.footprint_budget or pol.max_snapshot_bytes
+    policy = _diagnostics.ReplayPolicy(pol.decline_on_vmem, pol.decline_on_untracked_pool, budget,
+                                       pol.warn_seconds, pol.assumed_gbps)
+    if _diagnostics.check_admission(_diagnostics.Footprint(out.footprint_bytes, out.regions), p.passes,
+                                    policy) != "none":
+        return decline("footprint_budget", f"{out.footprint_bytes} > {budget} bytes")
     base = L.device_base(v.agent)
     ranges = []
     for a in allocs:
@@ -331,7 +365,9 @@ def _window_locked(p: _Plan):
     except MemoryError as exc:
         ag.buf = None
         return decline("snapshot_failed", f"host memory: {exc}")
-    STATS.add(snaps=1, snap_bytes=out.footprint_bytes, snap_ns=time.monotonic_ns() - t0)
+    dt = time.monotonic_ns() - t0
+    out.snap_seconds = dt / 1e9
+    STATS.add(snaps=1, snap_bytes=out.footprint_bytes, snap_ns=dt)
     # 4. localized context control for the loop, then the passes
     with _context.localized():
         fired = _passes(p, out, mem)
@@ -342,18 +378,24 @@ def _window_locked(p: _Plan):
     return out, None
 
 
-def _uncovered(d: clr.Dispatch, allocs, agent) -> str:
-    """Why a pointer argument lies outside the snapshot, or ''."""
+def _uncovered(d: clr.Dispatch, allocs, agent, rt):
+    """(why the first pointer argument outside the snapshot is, or ''; how many are; their bytes
+    where the runtime knows the allocation, else 0)."""
     bases = [a.base for a in allocs]
+    why, n, nbytes = "", 0, 0
     for (name, _ty, ptr), val in zip(d.sig.args, d.args):
         if not ptr or not val:
             continue
         i = bisect.bisect_right(bases, val) - 1
         if i < 0 or val >= allocs[i].base + allocs[i].size:
-            where = ("fine-grained host memory" if L.HOST_POOL_BASE <= val < L.KERNARG_BASE
-                     else f"not a tracked coarse-grained allocation of agent {agent}")
-            return f"argument {name}={val:#x}: {where}"
-    return ""
+            n += 1
+            if not why:
+                where = ("fine-grained host memory" if L.HOST_POOL_BASE <= val < L.KERNARG_BASE
+                         else f"not a tracked coarse-grained allocation of agent {agent}")
+                why = f"argument {name}={val:#x}: {where}"
+            info = rt.pointer_info(val)
+            nbytes += info.size if info is not None else 0
+    return why, n, nbytes
 
 
 def _sync(s, q, b, slices: int, what: str):
@@ -428,6 +470,7 @@ def _passes(p: _Plan, out: Outcome, mem) -> bool:
     i = 0
     while True:
         data.current_pass, data.total_passes, data.user_data = i, total, p.user
+        data.continue_callback = p.cont     # the CONFIG choice; PASS ENTER/EXIT may replace it for this pass
         _context.call_tool(svc.callback, PASS, ENTER, data, armed=True)
         svcs, ids = _counting(st)
         blk = st.block_get(ids) if ids else None
@@ -468,11 +511,17 @@ def _passes(p: _Plan, out: Outcome, mem) -> bool:
         if i + 1 >= b.open_loop_max_passes:
             _warn(f"dispatch {p.did}: open-ended replay stopped at open_loop_max_passes={b.open_loop_max_passes}")
             break
-        if p.cont is not None and not _context.call_tool(p.cont, data):
+        cont = data.continue_callback       # this pass's: an override made during the pass decides now
+        if cont is None:
+            if not total:
+                break                       # an open-ended loop with no one to ask ends
+        elif not callable(cont) or not _context.call_tool(cont, data):
             break
         t0 = time.monotonic_ns()
         ag.restore(mem)
-        STATS.add(restores=1, restore_bytes=out.footprint_bytes, restore_ns=time.monotonic_ns() - t0)
+        dt = time.monotonic_ns() - t0
+        out.restore_seconds += dt / 1e9
+        STATS.add(restores=1, restore_bytes=out.footprint_bytes, restore_ns=dt)
         out.restores += 1
         i += 1
     return True

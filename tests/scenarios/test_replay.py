@@ -184,8 +184,12 @@ def test_reentrant_dispatch_is_declined_and_never_deadlocks(scenario):
     reentrant = [o for o in outs if o["status"] == "declined"]
     assert len(reentrant) == 4 and all(o["reason"] == "reentrant_dispatch" and o["kernel"] == "inc"
                                        for o in reentrant)
-    assert [o["status"] for o in outs if o["kernel"] == "axpy"] == ["replayed"]
+    axpy = [o for o in outs if o["kernel"] == "axpy"]
+    assert [o["status"] for o in axpy] == ["replayed"]
+    assert axpy[0]["reentrancy"] is True                      # the enclosing window says it was tainted
     assert r["c"] >= 1                                        # they ran (a restore may revert some: the gap)
+    assert run.stderr.count("inside its replay window") == 1  # the explanation is given once
+    assert "reentrancy=1" in run.stderr                       # the tainted window's line is reported
 
 
 def test_declines_untracked_memory_footprint_budget_snapshot_failed(scenario):
@@ -207,10 +211,26 @@ def test_a_faulting_pass_fails_the_stream_not_the_process(scenario):
     assert (outs[1]["status"], outs[1]["executed"]) == ("replayed", 3) and r["ok"]
 
 
-# -- the documented gap ------------------------------------------------------------------------------
+def test_continue_callback_replaced_in_pass_exit_decides_that_pass(scenario):
+    r, run = child(scenario, "pass_exit_continue_override")
+    # pass 0: the CONFIG default, with pass 0's user_data; pass 1: the override installed in its own
+    # PASS EXIT, with pass 1's user_data; it stops the loop, so pass 2 never runs
+    assert r["calls"] == [[0, "config", True, "config"], [1, "pass-1", False, "pass"]]
+    assert (r["outcome"]["executed"], r["outcome"]["restores"]) == (2, 1) and r["ok"]
+
+
+# -- the copy fence and the documented gap -------------------------------------------------------------
+def test_sdma_copy_inside_a_replay_window_waits_at_the_copy_fence(scenario):
+    """The default: a copy issued inside a window waits for the window to close; nothing reverts it."""
+    r, run = child(scenario, "sdma_copy_fenced")
+    assert r["held"] is True and r["during"] is False         # held during the passes
+    assert r["kept"] and r["ok"]                              # it landed after the window, intact
+    assert r["outcome"]["status"] == "replayed" and r["outcome"]["executed"] == 2
+
+
 def test_sdma_copy_inside_a_replay_window_is_reverted_by_restore(scenario):
-    """HAZARD (docs/replay.md): an async SDMA copy is not a kernel dispatch, so it does not pass the
-    replay gate. Issued by another thread inside a replay window, it lands between snap() and
+    """HAZARD (docs/replay.md), with ``configure(copy_fence=False)``: an async SDMA copy is not a
+    kernel dispatch, so it does not pass the replay gate. Issued by another thread inside a replay window, it lands between snap() and
     restore() and is silently reverted, although the copy itself completed successfully."""
     r, run = child(scenario, "sdma_copy_reverted_by_restore")
     assert r["copied"] and r["ok"]

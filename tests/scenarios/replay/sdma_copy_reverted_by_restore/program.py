@@ -1,5 +1,5 @@
-"""HAZARD (docs/replay.md): an async SDMA copy is not a kernel dispatch, so it does not pass the
-replay gate. Issued by another thread inside a replay window, it lands between snap() and restore()
+"""HAZARD (docs/replay.md), with the copy fence off (``configure(copy_fence=False)``): an async
+SDMA copy is not a kernel dispatch, so it does not pass the replay gate. Issued by another thread inside a replay window, it lands between snap() and restore()
 and is silently reverted, although the copy itself completed successfully.
 
 Result: copied (the copy completed inside the window), lost (the buffer after the window), later
@@ -25,7 +25,7 @@ def cb(op, phase, d):
         done.wait(30)                          # the other thread's copy completes inside the window
 
 
-replay.configure(cb)
+replay.configure(cb, copy_fence=False)           # the old behaviour: copies not fenced
 s1, s2 = hip.hipStreamCreate(), hip.hipStreamCreate()
 dx, dy = upload(x), upload(y0)
 dw = upload(np.zeros(n, np.float32))
