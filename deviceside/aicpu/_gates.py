@@ -83,7 +83,7 @@ class Pool:
     """Device-side state of one (thread, kind) pool; the shared fields live in the DFX header."""
 
     __slots__ = ("t", "k", "off", "cap", "rsize", "dtype", "cur", "count", "seq", "total", "dropped",
-                 "budget", "policy", "slots", "view", "published", "cur_own", "refill_i")
+                 "budget", "policy", "slots", "view", "published", "cur_own", "refill_i", "base", "rec")
 
     def __init__(self, g: D.DfxGeometry, t: int, k: int):
         self.t, self.k = t, k
@@ -100,6 +100,8 @@ class Pool:
         self.policy = g.policy[k]
         self.slots = g.slots[k]
         self.view = None      # the active buffer's records
+        self.base = 0         # dfxbuf offset of the active buffer's first record
+        self.rec = L.struct_of(self.dtype)    # one record, packed in place (``AicpuThread.write_one``)
         self.published = 0    # records published on the ready queue
         self.cur_own = 0      # u64 index (dfxhdr) of the active buffer's ownership word
         self.refill_i = self.off // 8 + _PB_REFILL64
@@ -277,8 +279,8 @@ class GatedThread:
         pool.cur_own = own
         pool.count = 0
         pool.seq += 1
-        pool.view = np.frombuffer(self.lane.buf.buf, dtype=pool.dtype, count=pool.cap,
-                                  offset=ptr - D.DFX_BUF_BASE + _BUF_RECORDS)
+        pool.base = ptr - D.DFX_BUF_BASE + _BUF_RECORDS
+        pool.view = np.frombuffer(self.lane.buf.buf, dtype=pool.dtype, count=pool.cap, offset=pool.base)
         # the active head names the buffer BEFORE the head advances: a host that counts this lane's
         # holdings (free entries + current buffer) may over-count for a moment, never under-count
         self.h64[own] = D.buffer_owner_word(D.BUF_CURRENT, self.t, pool.seq)

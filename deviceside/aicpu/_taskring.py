@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from shm_layout import dfx as D
 from shm_layout import layouts as L
-from shm_layout.sync import notify
+
+from ._fastsync import Notifier
 
 __all__ = ["TaskRings", "EVENT", "EVENTS_OFF", "EVENT_BYTES", "HEAD", "TAIL", "DROPPED"]
 
@@ -39,6 +40,12 @@ DROPPED = L.word_of(D.task_ring_header, "dropped")
 
 #: Dispatch ids below this one, and above 0, are packets 1.. of agent 0's queue 0 (see ``prev``).
 _QUEUE0_END = L.dispatch_id(0, 1, 0)
+#: role_entry.state of role i, as an index into a u32 view of the boot block
+_ROLE_STATE32 = L.word_of(L.role_entry, "state", 4)
+_ROLE_WORDS32 = L.role_entry.itemsize // 4
+_ROLES32 = L.BOOT_ROLES_OFF // 4
+assert L.role_entry.itemsize % 4 == 0 and L.BOOT_ROLES_OFF % 4 == 0
+_RING = D.TASK_RING
 
 
 def _lane_role(pm, lane: int):
@@ -57,30 +64,32 @@ class TaskRings:
         self.g = g
         self.ctl = pm.segs["dfxctl"]
         self.c64 = memoryview(self.ctl.buf).cast("Q")
-        self.role_state = pm.roles["state"]     # the supervisor marks a dead role ROLE_DEAD
-        self.rings = []       # per engine: (events offset, header's u64 index, consumer's wake word address,
-        for e in range(n_engines):                                                 # consumer's role index)
+        self.buf = self.ctl.buf
+        self.boot32 = memoryview(pm.boot.buf).cast("I")    # the supervisor marks a dead role ROLE_DEAD
+        self.rings = []       # per engine: (events offset, header's u64 index, the consumer's wake word
+        for e in range(n_engines):       # (a Notifier), the boot-block u32 index of its role's state or -1)
             r = g.ring_of(agent, e, n_engines)
             base = g.task_ring_off(r)
             t = g.thread_of_ring(r)
-            self.rings.append((base + EVENTS_OFF, base // 8, self.ctl.addr + g.wake_word_off(t),
-                               _lane_role(pm, g.lane_of_thread(t))))
+            role = _lane_role(pm, g.lane_of_thread(t))
+            self.rings.append((base + EVENTS_OFF, base // 8, Notifier(self.ctl.addr + g.wake_word_off(t)),
+                               -1 if role is None else _ROLES32 + role * _ROLE_WORDS32 + _ROLE_STATE32))
 
     def emit(self, engine, did, kobj, start, end, fetch, prev, grid, karg: bytes, ptype: int) -> bool:
         """Publish one executed packet on ``engine``'s ring; False when it was dropped (ring full, or
         its lane dead). ``prev``: the queue's previous dispatch id, 0 for none (see the module)."""
         if engine >= len(self.rings):
             return False
-        events, hi, wake, role = self.rings[engine]
+        events, hi, wake, i_role = self.rings[engine]
         c64 = self.c64
         tail = c64[hi + TAIL]
-        if tail - c64[hi + HEAD] >= D.TASK_RING or (role is not None and self.role_state[role] == L.ROLE_DEAD):
-            c64[hi + DROPPED] += 1
+        if tail - c64[hi + HEAD] >= _RING or (i_role >= 0 and self.boot32[i_role] == L.ROLE_DEAD):
+            c64[hi + DROPPED] = (c64[hi + DROPPED] + 1) & 0xFFFFFFFFFFFFFFFF
             return False
         if prev == 0 and not 0 < did < _QUEUE0_END:
             prev = D.NO_PREV_DID
-        EVENT.pack_into(self.ctl.buf, events + (tail % D.TASK_RING) * EVENT_BYTES, did, kobj, start, end, fetch,
+        EVENT.pack_into(self.buf, events + (tail % _RING) * EVENT_BYTES, did, kobj, start, end, fetch,
                         prev, grid[0], grid[1], grid[2], len(karg), ptype, karg)
         c64[hi + TAIL] = tail + 1
-        notify(wake)
+        wake()
         return True

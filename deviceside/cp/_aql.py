@@ -26,7 +26,6 @@ import numpy as np
 from shm_layout import aql as A
 from shm_layout import dfx as D
 from shm_layout import layouts as L
-from shm_layout.sync import fetch_add, fetch_add32, futex_wake
 
 from ._loader import KernelLoader, LoadedKernel
 from ._memory import MemoryFault
@@ -52,7 +51,6 @@ _SIG_BASE, _SIG_BYTES = L.SIGNAL_HANDLE_BASE, L.SIGNAL_SLOT_BYTES
 _SIG_WORDS, _SIG_WORDS32 = L.signal_slot.itemsize // 8, L.signal_slot.itemsize // 4
 _SIG_OWNER64, _SIG_START64, _SIG_END64 = (L.word_of(L.signal_slot, f) for f in ("owner", "start_ts", "end_ts"))
 _SIG_WAITERS32 = L.word_of(L.signal_slot, "waiters", 4)
-_SIG_VALUE, _SIG_WAKE = L.offset_of(L.signal_slot, "value"), L.offset_of(L.signal_slot, "seq")
 _EV_BEGIN, _EV_END = L.EV_KERNEL_BEGIN, L.EV_KERNEL_END
 _DISPATCH = A.HSA_PACKET_TYPE_KERNEL_DISPATCH
 _BARRIER_AND = A.HSA_PACKET_TYPE_BARRIER_AND
@@ -108,6 +106,7 @@ class AqlEngine(RingEngine):
         self.complete_signal = cp.complete_signal
         self.signal_value = cp.signal_value
         self.s64, self.s32, self.n_signals, self.signals_addr = cp.s64, cp.s32, cp.n_signals, cp.signals_addr
+        self.decrement = cp.decrement
 
     def run_dispatch(self, qs: QueueState, idx: int, off: int) -> None:
         (_h, setup, wx, wy, wz, _r0, gx, gy, gz, priv, grp, kobj, karg, r2, sig) = \
@@ -185,11 +184,9 @@ class AqlEngine(RingEngine):
             base = slot * _SIG_WORDS
             s64[base + _SIG_START64] = start
             s64[base + _SIG_END64] = end
-            addr = self.signals_addr + slot * _SIG_BYTES
-            fetch_add(addr + _SIG_VALUE, -1)        # locked: also the barrier before the waiters check
+            self.decrement(slot)                    # locked: also the barrier before the waiters check
             if self.s32[slot * _SIG_WORDS32 + _SIG_WAITERS32]:
-                fetch_add32(addr + _SIG_WAKE, 1)
-                futex_wake(addr + _SIG_WAKE)
+                self.decrement.wake(slot)
 
     def try_barrier(self, qs: QueueState, idx: int, off: int, ptype: int) -> bool:
         """Run a barrier packet if its dependencies are met; False leaves it parked."""

@@ -7,7 +7,7 @@ robin, at most 64 packets per queue per turn, each queue strictly in order. A lo
 engine never holds up another engine's queues. ``sys.setswitchinterval`` is lowered so engines share
 the GIL finely. The main thread joins the engines; SIGTERM sets ``stopping``.
 
-Idle engines spin ``WAIT_SPIN_S`` (only right after work) and then sleep on their wake word (the
+Idle engines spin ``ENGINE_SPIN_S`` (only right after work) and then sleep on their wake word (the
 doorbell mailbox) for at most ``IDLE_SLICE_S``; every ``HOUSEKEEPING_S`` an idle engine writes the
 heartbeat, checks the boot block's ``shutdown`` and the supervisor, acknowledges destroy requests and
 reclaims the queues of dead owners; the janitor (the lowest live engine) also the allocations, and on
@@ -36,12 +36,12 @@ from shm_layout import layouts as L
 from shm_layout.alloc import owner_alive
 from shm_layout.coherence import wmb
 from shm_layout.errors import ConfigError, HdemuError
-from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, fetch_add32, futex_wake, wait_until
+from shm_layout.sync import cas, fetch_add, fetch_add32, futex_wake, wait_until
 from shm_layout.topology import PlatformMap
 from shm_layout.trace import TraceRing
 
 from shm_layout.logs import configure_stderr, role_logger
-from deviceside.aicpu import TaskRings
+from deviceside.aicpu import Decrementer, TaskRings
 
 from ._aql import AqlEngine, KernelLoader
 from ._counters import CounterUnit
@@ -50,7 +50,7 @@ from ._queues import QueueTable
 from ._ring import DISPATCH_INDEX_MASK, U64_MAX, PacketError, QueueState, describe_exception
 from ._sdma import SdmaEngine
 
-__all__ = ["CommandProcessor", "main", "HOUSEKEEPING_S", "IDLE_SLICE_S", "ENGINE_CRASH_EXIT"]
+__all__ = ["CommandProcessor", "main", "HOUSEKEEPING_S", "IDLE_SLICE_S", "ENGINE_CRASH_EXIT", "ENGINE_SPIN_S"]
 
 #: How often an idle engine does its housekeeping (heartbeat, shutdown and supervisor check, destroy
 #: acknowledgements, reclaim of dead owners).
@@ -59,6 +59,13 @@ HOUSEKEEPING_S = 0.5
 IDLE_SLICE_S = 0.5
 #: Exit status of a command processor whose engines all died.
 ENGINE_CRASH_EXIT = 70
+#: How long an engine that just ran packets spins for more before it sleeps. Longer than a host's
+#: spin (``shm_layout.sync.WAIT_SPIN_S``): on a virtual machine a futex wake-up of an idle CPU can take
+#: a few hundred microseconds, and once a round trip takes longer than both spins, host and engine
+#: each sleep and wake the other every time (a stable slow mode, 300-700 us a launch + sync); an
+#: engine that still spins when the host's next launch comes ends it. Only after work: an idle
+#: platform does not spin.
+ENGINE_SPIN_S = 2e-3
 
 # signal_slot fields, as indices into u64 / u32 views of the signal table and byte offsets
 _SIG_STRIDE64 = L.signal_slot.itemsize // 8
@@ -78,6 +85,10 @@ _CO_OWNER = L.offset_of(L.codeobj_entry, "owner")
 _TRACE_OWNER = L.offset_of(L.trace_ring_header, "owner")
 _ES_BUSY = L.word_of(L.engine_stats, "busy_ns")
 _ES_PACKETS = L.word_of(L.engine_stats, "packets")
+_ES_SLEEPS = L.word_of(L.engine_stats, "sleeps")
+_ES_WAKEUPS = L.word_of(L.engine_stats, "wakeups")
+_QTG64 = L.word_of(L.agent_header, "queue_table_gen")
+_BOOT_SHUTDOWN32 = L.word_of(L.boot_header, "shutdown", 4)
 _ERROR_MSG_MAX = L.queue_desc.fields["error_msg"][0].itemsize - 1    # room for the NUL a reader expects
 _flatnonzero = np.flatnonzero        # bound once: a kernel module that replaces it changes nothing here
 
@@ -98,8 +109,11 @@ class CommandProcessor:
         self.a16 = memoryview(self.aseg.buf).cast("H")
         self.s64 = memoryview(self.pm.segs["signals"].buf).cast("Q")
         self.s32 = memoryview(self.pm.segs["signals"].buf).cast("I")
+        self.boot32 = memoryview(self.pm.boot.buf).cast("I")
         self.signals_addr = self.pm.signals_addr
         self.n_signals = self.topo.n_signals
+        #: the completion decrement (and wake) of signal slot i, with its address bound once
+        self.decrement = Decrementer(self.signals_addr, _SIG_BYTES, _SIG_VALUE, _SIG_WAKE)
         self.queue_table_gen_addr = self.aseg.addr + _QUEUE_TABLE_GEN
         self.mem = DeviceMemory(self.pm)
         self.stopping = False
@@ -141,11 +155,9 @@ class CommandProcessor:
         base = slot * _SIG_STRIDE64
         self.s64[base + _SIG_START64] = start
         self.s64[base + _SIG_END64] = end
-        addr = self.signals_addr + slot * _SIG_BYTES
-        fetch_add(addr + _SIG_VALUE, -1)                   # locked: also the barrier before the check
+        self.decrement(slot)                               # locked: also the barrier before the check
         if self.s32[slot * _SIG_STRIDE32 + _SIG_WAITERS32]:
-            fetch_add32(addr + _SIG_WAKE, 1)
-            futex_wake(addr + _SIG_WAKE)
+            self.decrement.wake(slot)
 
     def wake_signal(self, handle: int, qs: QueueState) -> None:
         """Wake the waiters of a signal of the queue's owner without changing it (a handle that is no
@@ -213,12 +225,12 @@ class CommandProcessor:
         eng = SdmaEngine(self, engine) if sdma else AqlEngine(self, engine)
         kind = L.QKIND_SDMA if sdma else L.QKIND_AQL
         wake = self.agent.engine_wake_addr(engine)
-        stats = self.agent.engine_stats[engine:engine + 1]
         i_stats = (L.AGENT_ENGINE_STATS_OFF + engine * L.engine_stats.itemsize) // 8
         i_busy, i_packets = i_stats + _ES_BUSY, i_stats + _ES_PACKETS
+        i_sleeps, i_wakeups = i_stats + _ES_SLEEPS, i_stats + _ES_WAKEUPS
         a64 = self.a64
-        agent_hdr = self.agent.hdr
-        boot = self.pm.boot_hdr
+        boot32 = self.boot32
+        i_gen = _QTG64                      # the agent header is at offset 0 of the agent segment
         process = eng.process_queue
         ready = eng.ready
         last_work = 0.0
@@ -227,18 +239,18 @@ class CommandProcessor:
         last_hk = 0.0
 
         def has_work():
-            if self.stopping or gen_seen != agent_hdr["queue_table_gen"][0]:
-                return True
-            if boot["shutdown"][0]:
-                self.stopping = True
-                return True
             for qs in queues:
                 if ready(qs):
                     return True
+            if self.stopping or gen_seen != a64[i_gen]:
+                return True
+            if boot32[_BOOT_SHUTDOWN32]:
+                self.stopping = True
+                return True
             return False
 
         while not self.stopping:
-            g = int(agent_hdr["queue_table_gen"][0])
+            g = a64[i_gen]
             if g != gen_seen:
                 gen_seen = g
                 queues = self.table.scan(engine, kind, queues)
@@ -260,11 +272,11 @@ class CommandProcessor:
                 # a queue waits on a dependency: poll it with a backing-off sleep (QueueState.park)
                 time.sleep(max(0.0, min(parked) - time.monotonic()))
                 continue
-            stats["sleeps"] += 1
+            a64[i_sleeps] = (a64[i_sleeps] + 1) & U64_MAX
             # spin only right after work (traffic is likely to continue); an idle wake-up sleeps at once
-            spin = WAIT_SPIN_S if now - last_work < WAIT_SPIN_S else 0.0
+            spin = ENGINE_SPIN_S if now - last_work < ENGINE_SPIN_S else 0.0
             wait_until(has_work, wake, IDLE_SLICE_S, spin_s=spin, slice_s=IDLE_SLICE_S)
-            stats["wakeups"] += 1
+            a64[i_wakeups] = (a64[i_wakeups] + 1) & U64_MAX
 
     # -- housekeeping -------------------------------------------------------------------------
     def _housekeeping(self, engine, queues) -> None:

@@ -58,7 +58,6 @@ import numpy as np
 
 from shm_layout import aql as A
 from shm_layout import layouts as L
-from shm_layout.sync import notify
 from shm_layout.trace import EV_LAUNCH_RUNG
 
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Runtime
@@ -72,9 +71,10 @@ _log = logging.getLogger("hdemu.clr")
 SIGNALS_PER_STREAM = 256
 #: Bytes of staging buffer per stream for pageable copies (copied in chunks of half of it).
 STAGING_BYTES = 1 << 20
-#: ``synchronize()`` polls the last signal this many times (a few microseconds) before it sets up
-#: the bounded wait (``sync_signal``: spin, then futex, with the liveness checks)
-_SYNC_POLLS = 64
+#: ``synchronize()`` polls the last signal this many times (some tens of microseconds: about what a
+#: short kernel takes to come back) before it sets up the bounded wait (``sync_signal``: spin, then
+#: futex, with the liveness checks)
+_SYNC_POLLS = 1024
 
 KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
 MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
@@ -174,8 +174,8 @@ class VirtualGPU:
         self._s64 = rt.s64
         #: the stream queue's constants, for the direct-dispatch fast path (``submit_dispatch``)
         self._qc = (q.buf, q.ring_off, q.mask, q.kernarg_off, q.kernarg_base, q.a16, q.a64, q.i_read,
-                    q.i_write, q.i_doorbell, q.i_rung, q.size, q.wake_addr, q.slot,
-                    L.dispatch_id(agent, q.slot, 0))
+                    q.i_write, q.i_doorbell, q.i_rung, q.size, q.notify_engine, q.slot,
+                    L.dispatch_id(agent, q.slot, 0), q.lock)
 
     # -- signals -----------------------------------------------------------------------------------
     def _peek_signal(self):
@@ -276,7 +276,7 @@ class VirtualGPU:
                 return self._submit_dispatch_general(kobj, sig, args, grid, block, group_segment, dims)
             q = self.queue
             (buf, ring_off, mask, karg_off, karg_base, a16, a64, i_read, i_write, i_doorbell, i_rung, size,
-             wake, qslot, did_base) = self._qc
+             wake, qslot, did_base, qlock) = self._qc
             idx = q.next_id
             if idx - a64[i_read] >= size:
                 q.wait_for_space(idx)
@@ -297,9 +297,10 @@ class VirtualGPU:
             else:
                 self.sig_next = j
                 s64[s._i] = 1
-            with q.lock:                                    # Queue.add_write_index(1)
-                q.next_id = idx + 1
-                a64[i_write] = idx + 1
+            qlock.acquire()                                 # Queue.add_write_index(1)
+            q.next_id = idx + 1
+            a64[i_write] = idx + 1
+            qlock.release()
             a16[off >> 1] = KERNEL_HEADER                   # the publish
             self.last_signal = s
             self.last_waiters = None
@@ -314,7 +315,7 @@ class VirtualGPU:
                     tr.record(EV_LAUNCH_RUNG, qslot, did_base | idx & _DID_INDEX, kobj)
                 a64[i_doorbell] = idx                       # Queue.ring_doorbell(idx)
                 a64[i_rung] += 1
-                notify(wake)
+                wake()                                      # notify(the engine's wake word), pre-bound
             return idx
 
     #: Submit a kernel dispatch; returns its packet id (``submit_dispatch``, or the interceptor's path

@@ -100,8 +100,11 @@ def _pool_causes(p: dict, t: int, lane: int, *, corrupt: bool, dead: bool, colle
 
 def accounting(pm) -> dict:
     """Per pool: total, dropped, in_buffer, published (device counters), collected and the host's loss
-    words, ``missing`` (total - dropped - collected) and ``causes``; ``imbalances`` lists every pool
-    with records missing (or extra), ``balanced`` says whether there is none."""
+    words, ``missing`` (total - dropped - collected) and ``causes``; per task ring the events the
+    command processor dropped (a full ring, or a dead consumer: those packets never became records, so
+    no pool counts them; ``unrecorded_events`` sums them, each ring's ``causes`` says why);
+    ``imbalances`` lists every pool with records missing (or extra), ``balanced`` says whether there
+    is none."""
     g = pm.topo.dfx
     hdr = pm.segs["dfxhdr"]
     ctl = pm.segs["dfxctl"]
@@ -132,7 +135,18 @@ def accounting(pm) -> dict:
             pools.append(p)
             if p["missing"]:
                 imbalances.append({"thread": t, "kind": p["kind"], "missing": p["missing"], "causes": p["causes"]})
-    return {"pools": pools, "imbalances": imbalances, "balanced": not imbalances,
+    rings = []
+    for r in range(g.n_rings):      # packets executed but never turned into records: before any pool
+        n = int(ctl.view(D.task_ring_header, g.task_ring_off(r), 1)[0]["dropped"])
+        t = r % g.T
+        why = []
+        if n:
+            why.append(f"{n} executed packets of task ring {r} were never turned into records: "
+                       + (f"the lane of AICPU thread {t} is dead" if dead[t // tpl] else
+                          f"the ring was full (AICPU thread {t} fell {D.TASK_RING} events behind)"))
+        rings.append({"ring": r, "thread": t, "dropped_events": n, "causes": why})
+    return {"pools": pools, "task_rings": rings, "unrecorded_events": sum(r["dropped_events"] for r in rings),
+            "imbalances": imbalances, "balanced": not imbalances,
             "corrupt_threads": [t for t in range(g.T) if c64[g.corrupt_word(t)]],
             "dead_lanes": [lane for lane, d in dead.items() if d],
             "rejected_entries_without_pool": {t: int(c64[g.rejected_word(t)]) for t in range(g.T)

@@ -366,22 +366,22 @@ class Collector(Replenisher, DeadLanes):
         that does not lie in the thread's arena is skipped and counted (the record is kept)."""
         base = self.g.arena_data(t)
         f = self.files["payload"]
-        for r in recs:
+        for i in np.flatnonzero(recs["payload_len"]):       # the records that have one, in order
+            r = recs[i]
             n = int(r["payload_len"])
-            if n:
-                phys = int(r["payload_offset"]) % D.ARENA_BYTES
-                if phys + n > D.ARENA_BYTES:
-                    add_loss(self.c64, self.g, t, D.K_ARGS_DUMP, "bad_payloads", 1, D.LOSS_BAD_PAYLOAD)
-                    self.stats["bad_payloads"] += 1
-                    self._log_rejection(t, "thread %d: ArgsDump payload of task %#x (offset %d, %d bytes) is "
-                                        "outside its %d-byte arena: skipped", t, int(r["task_id"]),
-                                        int(r["payload_offset"]), n, D.ARENA_BYTES)
-                else:
-                    phys += base
-                    self.buf.read_range_from_device(phys, n)
-                    _write_all(f, _PAYLOAD_HDR.pack(int(r["task_id"]), t, n))
-                    _write_all(f, self.buf.host[phys:phys + n])
-            self.completed_payloads[t] += 1
+            phys = int(r["payload_offset"]) % D.ARENA_BYTES
+            if phys + n > D.ARENA_BYTES:
+                add_loss(self.c64, self.g, t, D.K_ARGS_DUMP, "bad_payloads", 1, D.LOSS_BAD_PAYLOAD)
+                self.stats["bad_payloads"] += 1
+                self._log_rejection(t, "thread %d: ArgsDump payload of task %#x (offset %d, %d bytes) is "
+                                    "outside its %d-byte arena: skipped", t, int(r["task_id"]),
+                                    int(r["payload_offset"]), n, D.ARENA_BYTES)
+            else:
+                phys += base
+                self.buf.read_range_from_device(phys, n)
+                _write_all(f, _PAYLOAD_HDR.pack(int(r["task_id"]), t, n))
+                _write_all(f, self.buf.host[phys:phys + n])
+        self.completed_payloads[t] += len(recs)             # every record's payload, empty ones included
 
     def drain_queue(self, s: int, t: int, short: list) -> int:
         g = self.g

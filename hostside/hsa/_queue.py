@@ -25,6 +25,7 @@ from shm_layout.coherence import wmb
 from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, notify
 
 from ._errors import HostWaitTimeout, HsaError
+from ._fastsync import Notifier
 from ._signal import U64_MAX
 
 __all__ = ["Queue", "QueueStatistics", "QUEUE_DESTROY_TIMEOUT_S", "HSA_QUEUE_TYPE_MULTIPLE", "HSA_QUEUE_TYPE_SINGLE"]
@@ -132,6 +133,8 @@ class Queue:
         cas(am.qd_addr(q), claiming, L.own_word(me, L.Q_ACTIVE))
         fetch_add(am.seg.addr + _OFF_QTABLE_GEN, 1)     # queue_table_gen
         self.wake_addr = am.engine_wake_addr(engine)
+        #: ``notify(wake_addr)``, pre-bound (``_fastsync``): the doorbell's wake of the engine
+        self.notify_engine = Notifier(self.wake_addr)
         notify(self.wake_addr)
         base = (topo.qdesc_off + q * L.QUEUE_DESC_BYTES) // 8
         self.i_write = base + L.QD_WRITE // 8
@@ -240,7 +243,7 @@ class Queue:
         """hsa_signal_store_screlease(doorbell, index): ``index`` is the last packet id written."""
         self.a64[self.i_doorbell] = index
         self.a64[self.i_rung] += 1
-        notify(self.wake_addr)
+        self.notify_engine()
         tr = self.rt.trace
         if tr is not None:
             tr.record(L.EV_DOORBELL, self.slot, self.gid, index)

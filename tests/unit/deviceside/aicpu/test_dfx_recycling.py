@@ -137,3 +137,20 @@ def test_counters_add_up_while_a_thread_waits_at_its_pop_gate(tmp_path):
         assert (int(pb["total_record_count"]), int(pb["dropped_record_count"])) == (5, 3)
     finally:
         plat.stop()
+
+
+def test_events_dropped_on_a_full_task_ring_are_reported_with_a_cause(tmp_path):
+    """Packets the CP could not put on a full task ring never become records: no pool counts them, so
+    accounting reports them per ring, with the cause, instead of losing them silently."""
+    plat = uneven(tmp_path)
+    try:
+        g = plat.pm.topo.dfx
+        acc = accounting(plat.pm)
+        assert acc["unrecorded_events"] == 0 and all(not r["causes"] for r in acc["task_rings"])
+        plat.pm.segs["dfxctl"].view(D.task_ring_header, g.task_ring_off(0), 1)[0]["dropped"] = 7
+        acc = accounting(plat.pm)
+        assert acc["unrecorded_events"] == 7
+        (r,) = [r for r in acc["task_rings"] if r["dropped_events"]]
+        assert r["ring"] == 0 and "the ring was full" in r["causes"][0]
+    finally:
+        plat.stop()
