@@ -37,6 +37,8 @@ from ._device import HIP_VERSION, hipDeviceAttribute_t, hipDeviceGetAttribute, h
 from ._memory import (hipFree, hipHostFree, hipHostMalloc, hipMalloc, hipMemcpy, hipMemcpyAsync, hipMemcpyDefault,
                       hipMemcpyDeviceToDevice, hipMemcpyDeviceToHost, hipMemcpyHostToDevice, hipMemcpyHostToHost,
                       hipMemcpyKind, hipMemset, hipMemsetAsync, host_array)
+from ._memory import (hipHostMallocCoherent, hipHostMallocDefault, hipHostMallocMapped, hipHostMallocNonCoherent,
+                      hipHostMallocNumaUser, hipHostMallocPortable, hipHostMallocUncached, hipHostMallocWriteCombined)
 from ._memory import (hipInvalidDeviceId, hipMemcpyDtoD, hipMemcpyDtoDAsync, hipMemcpyDtoH, hipMemcpyDtoHAsync,
                       hipMemcpyHtoD, hipMemcpyHtoDAsync, hipMemGetInfo, hipMemoryType, hipMemoryTypeArray,
                       hipMemoryTypeDevice, hipMemoryTypeHost, hipMemoryTypeManaged, hipMemoryTypeUnified,
@@ -90,6 +92,8 @@ __all__ = [
     "hipMemsetD8Async", "hipMemsetD16Async", "hipMemsetD32Async", "hipMemoryType", "hipMemoryTypeUnregistered",
     "hipMemoryTypeHost", "hipMemoryTypeDevice", "hipMemoryTypeManaged", "hipMemoryTypeArray", "hipMemoryTypeUnified",
     "hipInvalidDeviceId", "hipPointerAttribute_t", "hipPointerGetAttributes", "hipMemGetInfo",
+    "hipHostMallocDefault", "hipHostMallocPortable", "hipHostMallocMapped", "hipHostMallocWriteCombined",
+    "hipHostMallocUncached", "hipHostMallocNumaUser", "hipHostMallocCoherent", "hipHostMallocNonCoherent",
     # streams and events (_stream)
     "hipStreamCreate", "hipStreamCreateWithFlags", "hipStreamCreateWithPriority", "hipDeviceGetStreamPriorityRange",
     "hipStreamGetPriority", "hipStreamGetFlags", "hipStreamGetDevice", "hipStreamDestroy", "hipStreamSynchronize",

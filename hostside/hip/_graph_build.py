@@ -266,6 +266,8 @@ def hipGraphKernelNodeGetParams(node) -> hipKernelNodeParams:
 def hipGraphKernelNodeSetParams(node, params: hipKernelNodeParams) -> None:
     """Changes the graph (and execs instantiated from it later), not existing execs."""
     n = _kernel_node(node)
+    if not isinstance(params, hipKernelNodeParams):
+        _raise(hipError_t.hipErrorInvalidValue, f"params must be a hipKernelNodeParams, not {params!r}")
     n.spec = _kernel_spec(params.func, params.kernelParams, params.gridDim, params.blockDim,
                           params.sharedMemBytes)
 

@@ -28,7 +28,9 @@ __all__ = ["hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree", "host_array",
            "hipMemsetD16Async", "hipMemsetD32Async", "hipMemoryType", "hipMemoryTypeUnregistered",
            "hipMemoryTypeHost", "hipMemoryTypeDevice", "hipMemoryTypeManaged", "hipMemoryTypeArray",
            "hipMemoryTypeUnified", "hipInvalidDeviceId", "hipPointerAttribute_t", "hipPointerGetAttributes",
-           "hipMemGetInfo"]
+           "hipMemGetInfo", "hipHostMallocDefault", "hipHostMallocPortable", "hipHostMallocMapped",
+           "hipHostMallocWriteCombined", "hipHostMallocUncached", "hipHostMallocNumaUser", "hipHostMallocCoherent",
+           "hipHostMallocNonCoherent"]
 
 
 # -- allocations -----------------------------------------------------------------------------------
@@ -56,12 +58,28 @@ def hipFree(ptr: int) -> None:
     rt.free(ptr)
 
 
+#: hipHostMalloc's flags (hip_runtime_api.h): Default 0, Portable 1, Mapped 2, WriteCombined 4,
+#: Uncached 0x10000000, NumaUser 0x20000000, Coherent 0x40000000, NonCoherent 0x80000000
+hipHostMallocDefault, hipHostMallocPortable, hipHostMallocMapped, hipHostMallocWriteCombined = 0, 1, 2, 4
+hipHostMallocUncached, hipHostMallocNumaUser = 0x10000000, 0x20000000
+hipHostMallocCoherent, hipHostMallocNonCoherent = 0x40000000, 0x80000000
+_HOST_MALLOC_FLAGS = (hipHostMallocPortable | hipHostMallocMapped | hipHostMallocWriteCombined | hipHostMallocUncached
+                      | hipHostMallocNumaUser | hipHostMallocCoherent | hipHostMallocNonCoherent)
+
+
 @_api
 def hipHostMalloc(size: int, flags: int = 0) -> int:
-    if not isinstance(size, (int, np.integer)) or size <= 0:
-        _raise(hipError_t.hipErrorInvalidValue, f"size must be a positive int, not {size!r}")
-    if not isinstance(flags, (int, np.integer)) or isinstance(flags, bool) or not 0 <= flags < 2**32:
-        _raise(hipError_t.hipErrorInvalidValue, f"flags must be an unsigned int, not {flags!r}")
+    """Pinned, fine-grained host memory (every flag is accepted and changes nothing: the host pool is
+    coherent system memory). Size 0 gives the null pointer, as HIP does."""
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"size must be a non-negative int, not {size!r}")
+    if (not isinstance(flags, (int, np.integer)) or isinstance(flags, bool) or not 0 <= flags < 2**32
+            or flags & ~_HOST_MALLOC_FLAGS):
+        _raise(hipError_t.hipErrorInvalidValue, f"flags must be an OR of the hipHostMalloc* flags, not {flags!r}")
+    if flags & hipHostMallocCoherent and flags & hipHostMallocNonCoherent:
+        _raise(hipError_t.hipErrorInvalidValue, "hipHostMallocCoherent and hipHostMallocNonCoherent exclude each other")
+    if size == 0:
+        return 0
     rt = _st().rt
     ptr = rt.allocate(None, int(size), L.ALLOC_HOST)
     _host_info(rt)[ptr] = (_current_device(), int(flags))     # for hipPointerGetAttributes
@@ -358,8 +376,8 @@ def _memset(dst, value, size, stream, sync, width=1, api="hipMemset", fit=False)
     if s.capture is not None:
         return s.capture.add_memset(s, d, value, size, width)
     sig = s.vgpu.fill(d, value, size // width, width)
-    if sync:
-        s.vgpu.sync_signal(sig)
+    if sync and dk == "pinned":     # as in HIP/CUDA: a synchronous memset waits only for a host target;
+        s.vgpu.sync_signal(sig)     # on device memory it is ordered on the legacy stream, not waited for
     else:
         s.vgpu.flush()
 

@@ -349,3 +349,43 @@ def test_event_destroy_does_not_wait(mod):
         g.open()
         hip.hipStreamSynchronize(s)
     hip.hipStreamDestroy(s)
+
+
+def test_threads_mixing_the_null_stream_and_blocking_streams(mod, dint):
+    """Four threads, no sync between them: two launch on their own blocking streams, two on the null
+    stream with synchronous copies in between. Every thread's own counter ends exact, nothing hangs."""
+    ds = [dint(4) for _ in range(4)]
+    errors = []
+
+    def blocking(i):
+        try:
+            s = hip.hipStreamCreate()
+            for _ in range(150):
+                launch(mod, "increment", [ds[i], 4], s, n=4)
+            hip.hipStreamSynchronize(s)
+            hip.hipStreamDestroy(s)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def null(i):
+        try:
+            out = np.zeros(4, np.int32)
+            for k in range(150):
+                launch(mod, "increment", [ds[i], 4], None, n=4)
+                if k % 10 == 9:
+                    hip.hipMemcpy(out, ds[i], 16, hip.hipMemcpyDeviceToHost)
+                    assert (out == k + 1).all(), (k, out)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    ts = [threading.Thread(target=blocking, args=(0,)), threading.Thread(target=blocking, args=(1,)),
+          threading.Thread(target=null, args=(2,)), threading.Thread(target=null, args=(3,))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(90)
+    assert not any(t.is_alive() for t in ts), "a thread hung"
+    assert errors == []
+    hip.hipDeviceSynchronize()
+    for d in ds:
+        assert (read(d, 4) == 150).all()
