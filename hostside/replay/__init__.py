@@ -5,7 +5,8 @@ the spec is ``../shared/seeds/000_*.txt``, the user guide ``docs/replay.md``).
 Public face of ``hostside.replay``; the modules behind it are private:
 ``_types`` (bounds, constants, ``ReplayError``, the records and ``ReplayStatistics``), ``_context``
 (profiling contexts, localized context control, tool-callback calls), ``_state`` (per-agent gate,
-snapshot buffer, signal and counter-block pools), ``_window`` (the interceptor on the queue write
+snapshot buffer, signal and counter-block pools), ``_snapshot`` (the agent-scoped inventory with
+generation stamps, snap/restore and the restore identity gate), ``_window`` (the interceptor on the queue write
 path and the replay window), ``_api`` (``configure`` and the queries, ``DispatchCounting``).
 ``hostside.replay.counters`` is the counter-collection tool (``hdemu counters``), not imported here.
 Imports ``hostside.clr``, ``hostside.hsa`` and ``shm_layout`` only; the interceptor is installed

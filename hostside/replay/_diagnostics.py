@@ -209,7 +209,7 @@ def check_admission(footprint: Footprint, passes: int, policy: ReplayPolicy) -> 
 
 def format_outcome(o) -> str:
     """The ``key=value`` fields of an ``Outcome`` (upstream's names, plus hdemu's agent, kernel,
-    status and restores)."""
+    status and restores, and ``skipped_regions`` when a restore skipped some)."""
     reason = o.reason.split(" ")[0] if o.reason else "none"
     req = "-" if o.requested is None else o.requested
     return (f"dispatch_id={o.dispatch_id} agent={o.agent} kernel={o.kernel} status={o.status} "
@@ -220,6 +220,7 @@ def format_outcome(o) -> str:
             f"untracked_pool_regions={o.untracked_regions} snap_seconds={o.snap_seconds:.4f} "
             f"restore_seconds={o.restore_seconds:.4f} restores={o.restores} "
             f"reentrancy={1 if o.reentrancy else 0}"
+            + (f" skipped_regions={o.skipped_regions}" if getattr(o, "skipped_regions", 0) else "")
             + (f" detail={o.reason}" if o.reason and " " in o.reason else ""))
 
 

@@ -4,18 +4,17 @@ lock), the snapshot buffer, signal and counter-block pools (used by ``hostside.r
 Every field shared between threads is behind a lock: the gate's own condition, ``_Agent.ilock``
 (in-flight handlers), ``_State.lock`` (pools and dispatch ids), ``_State.names_lock`` (the kernel-name
 cache) and ``_st_lock`` (the current state). The snapshot buffer and its ranges are touched only by
-the holder of the agent's writer lock."""
+the holder of the agent's writer lock (``_snapshot`` copies under the runtime's tracker lock)."""
 from __future__ import annotations
 
 import itertools
 import threading
 import time
 
-import numpy as np
-
 from shm_layout import counters as C
 from shm_layout import layouts as L
 
+from . import _snapshot
 from ._diagnostics import RWLock, agent_replay_mutex
 
 
@@ -27,7 +26,7 @@ class _Agent:
         self.lock = agent_replay_mutex(index)     # the agent's gate (the same object as dispatch_lock_for's)
         self.frame = None            # the open window's reentrancy frame (set by its writer), or None
         self.buf = None              # host-private snapshot buffer (grown, kept)
-        self.ranges = []             # (offset in mem<agent>, bytes) of the current snapshot
+        self.snapshot = None         # the current window's _snapshot.Snapshot (in self.buf)
         self.ilock = threading.Lock()
         self.fwd = {}                # signal slot -> queue: handlers of counted, non-replayed dispatches
         self.pass_inflight = 0       # async handlers of replay passes not yet run (at most 1)
@@ -37,24 +36,20 @@ class _Agent:
         with self.ilock:
             return sum(1 for q in self.fwd.values() if not q.status) + self.pass_inflight
 
-    def snap(self, mem: np.ndarray, ranges, total: int) -> None:
-        if self.buf is None or len(self.buf) < total:
+    def snap(self, rt) -> _snapshot.Snapshot:
+        """Capture this agent's inventory into the kept buffer (grown as needed); a buffer that
+        cannot be allocated raises ``MemoryError`` (the window declines ``snapshot_failed``)."""
+        s = _snapshot.snap(self.index, rt, self.buf)
+        if not s.ok:
             self.buf = None
-            cap = -(-max(total, 1) // (1 << 20)) << 20
-            buf = np.empty(cap, np.uint8)
-            buf.fill(0)                              # pre-fault: first touch runs at page-fault speed
-            self.buf = buf
-        buf, pos = self.buf, 0
-        for off, n in ranges:
-            np.copyto(buf[pos:pos + n], mem[off:off + n])
-            pos += n
-        self.ranges = ranges
+            raise MemoryError(f"no host buffer for a {s.bytes}-byte snapshot of agent {self.index}")
+        self.buf, self.snapshot = s.buf, s
+        return s
 
-    def restore(self, mem: np.ndarray) -> None:
-        buf, pos = self.buf, 0
-        for off, n in self.ranges:
-            np.copyto(mem[off:off + n], buf[pos:pos + n])
-            pos += n
+    def restore(self) -> int:
+        """Write the current snapshot back through the identity gate; returns the regions skipped."""
+        _snapshot.restore(self.snapshot)
+        return self.snapshot.skipped
 
 
 class _State:

@@ -105,6 +105,7 @@ class Outcome:
     untracked_vmem_regions: int = 0
     snap_seconds: float = 0.0
     restore_seconds: float = 0.0
+    skipped_regions: int = 0     # regions a restore left alone: no longer the captured allocation
 
     def line(self) -> str:
         """The outcome line (``_diagnostics.format_outcome``)."""

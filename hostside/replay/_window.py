@@ -350,27 +350,19 @@ def _window_locked(p: _Plan):
     if _diagnostics.check_admission(_diagnostics.Footprint(out.footprint_bytes, out.regions), p.passes,
                                     policy) != "none":
         return decline("footprint_budget", f"{out.footprint_bytes} > {budget} bytes")
-    base = L.device_base(v.agent)
-    ranges = []
-    for a in allocs:
-        off = a.base - base
-        if ranges and ranges[-1][0] + ranges[-1][1] == off:
-            ranges[-1][1] += a.size
-        else:
-            ranges.append([off, a.size])
-    mem = rt.pm.segs[f"mem{v.agent}"].u8
     t0 = time.monotonic_ns()
     try:
-        ag.snap(mem, ranges, out.footprint_bytes)
+        snapshot = ag.snap(rt)
     except MemoryError as exc:
         ag.buf = None
         return decline("snapshot_failed", f"host memory: {exc}")
+    out.footprint_bytes, out.regions = snapshot.bytes, len(snapshot.blocks)    # what was captured
     dt = time.monotonic_ns() - t0
     out.snap_seconds = dt / 1e9
     STATS.add(snaps=1, snap_bytes=out.footprint_bytes, snap_ns=dt)
     # 4. localized context control for the loop, then the passes
     with _context.localized():
-        fired = _passes(p, out, mem)
+        fired = _passes(p, out)
     if fired:
         app.subtract(1)                     # the application's completion signal, exactly once
     v.last_signal = app
@@ -462,7 +454,7 @@ def _pass_handler(value, arg):
     return False
 
 
-def _passes(p: _Plan, out: Outcome, mem) -> bool:
+def _passes(p: _Plan, out: Outcome) -> bool:
     """The pass loop. Returns whether the host should fire the application's signal now."""
     st, ag, svc, v, data = p.st, p.ag, p.svc, p.v, p.data
     rt, b, q = v.rt, svc.bounds, v.queue
@@ -518,7 +510,7 @@ def _passes(p: _Plan, out: Outcome, mem) -> bool:
         elif not callable(cont) or not _context.call_tool(cont, data):
             break
         t0 = time.monotonic_ns()
-        ag.restore(mem)
+        out.skipped_regions = max(out.skipped_regions, ag.restore())
         dt = time.monotonic_ns() - t0
         out.restore_seconds += dt / 1e9
         STATS.add(restores=1, restore_bytes=out.footprint_bytes, restore_ns=dt)

@@ -67,3 +67,26 @@ def grid_ids(ctx, out):
 def overrun(ctx, x, n):
     """Faults: writes far past its allocation."""
     x[n + 1000000] = 1
+
+
+# -- rocprofiler-sdk's snap_kernels (tests/upstream/replay/test_snap_*.py) --------------------------
+@kernel("f32* d, f32 val, u32 n")
+def fill(ctx, d, val, n):
+    d[:n] = val
+
+
+@kernel("f32* d, f32 base, u32 n")
+def iota(ctx, d, base, n):
+    d[:n] = base + np.arange(n, dtype=np.float32)
+
+
+@kernel("f32* d, f32 delta, u32 n")
+def add(ctx, d, delta, n):
+    d[:n] += delta
+
+
+@kernel("f32* y, f32* x, f32 a, u32 n")
+def saxpy(ctx, y, x, a, n):
+    """y += a * x in place, and the module global ``counter[0]`` bumped once per dispatch."""
+    y[:n] += a * x[:n]
+    counter[0] += 1  # noqa: F821 - bound by the command processor (__hdemu_globals__)
