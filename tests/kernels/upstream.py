@@ -135,3 +135,119 @@ def event_matrix_transpose(ctx, out, inp, width):
     """matrixTranspose of Unit_hipEventMGpuMThreads.cc (2-D grid): out[y * width + x] = in[x * width + y]."""
     x, y = np.meshgrid(ctx.global_id(0), ctx.global_id(1))
     out[y * width + x] = inp[x * width + y]
+
+
+# -- stream suite, second round (tests/upstream/hip/stream) ----------------------------------------------
+@kernel("f32* x, f32* y, i32 n")
+def stream_pow_fill(ctx, x, y, n):
+    """kernel of hipMultiStream.cc / hipAPIStreamDisable.cc: work-item 0 sets x[i] = sqrt(3.14159^i) for
+    i < n, then y[0] += 1."""
+    with np.errstate(over="ignore"):
+        x[:n] = np.sqrt(np.power(np.float32(3.14159), np.arange(n, dtype=np.float32)))
+    y[0] += np.float32(1.0)
+
+
+@kernel("f32* y")
+def stream_n_kernel(ctx, y):
+    """nKernel of hipMultiStream.cc: y[tid] += 1 for every work-item."""
+    y[:ctx.n] += np.float32(1.0)
+
+
+@kernel("i32 a")
+def stream_do_nothing(ctx, a):
+    """kernel_do_nothing(int) of hipMultiStream.cc."""
+
+
+def _tree_reduce(ctx, d_in, dtype):
+    """The shared-memory tree reduction of hipLaunchHostFunc.cc's reduce kernels: per block, pairs at
+    distance s = block/2, block/4, ... are added in ``dtype``; block b's total is what thread 0 holds."""
+    bs, n = ctx.block[0], ctx.n
+    v = np.array(d_in[:n], dtype=dtype).reshape(n // bs, bs)
+    s = bs // 2
+    while s > 0:
+        v[:, :s] += v[:, s:2 * s]
+        s //= 2
+    d_in[:n] = v.reshape(n)
+    return v[:, 0]
+
+
+@kernel("f32* d_in, f64* d_out")
+def stream_reduce(ctx, d_in, d_out):
+    """reduce of hipLaunchHostFunc.cc: d_out[block] = the block's sum of d_in (float adds)."""
+    sums = _tree_reduce(ctx, d_in, np.float32)
+    d_out[:sums.size] = sums
+
+
+@kernel("f64* d_in, f64* d_out")
+def stream_reduce_final(ctx, d_in, d_out):
+    """reduceFinal of hipLaunchHostFunc.cc: *d_out = the sum of d_in over the one block."""
+    d_out[0] = _tree_reduce(ctx, d_in, np.float64)[0]
+
+
+# -- graph suite, second pass (tests/upstream/hip/graph) -------------------------------------------------
+@kernel("i32* c, i32* res, i32 val, i64 n")
+def graph_update_result(ctx, c, res, val, n):
+    """updateResult of graph_dependency_common.hh: Res = C + val."""
+    res[:n] = c[:n] + val
+
+
+@kernel("i32* a, i32* b, i32* c, i32* res, u64 n")
+def graph_vector_sum(ctx, a, b, c, res, n):
+    """vectorSum of graph_dependency_common.hh: Res = A + B + C."""
+    res[:n] = a[:n] + b[:n] + c[:n]
+
+
+@kernel("i32* a, u64 n")
+def graph_square_inplace_i32(ctx, a, n):
+    """The vector_square(int* A_d, size_t N) of hipGraphRemoveDependencies.cc: A = A * A in place."""
+    a[:n] = a[:n] * a[:n]
+
+
+@kernel("i32* a, i32* b, i32* c, u64 n")
+def graph_vector_add_reverse_i32(ctx, a, b, c, n):
+    """HipTest::vectorADDReverse<int>: c = a + b (upstream walks the elements backwards)."""
+    c[:n] = a[:n] + b[:n]
+
+
+@kernel("i32* a, i32* b")
+def graph_mysub(ctx, a, b):
+    """ker_vec_sub of hipGraphKernelNodeSetParams.cc: A[id] -= B[id] for every work-item."""
+    a[:ctx.n] -= b[:ctx.n]
+
+
+# -- memory suite, memset files (tests/upstream/hip/memory) ----------------------------------------------
+@kernel("u8* a, u8* b, u8* c, u64 n")
+def memset_vector_add_u8(ctx, a, b, c, n):
+    """HipTest::vectorADD<uint8_t>: c = a + b (wrapping, as in C)."""
+    c[:n] = a[:n] + b[:n]
+
+
+@kernel("u16* a, u16* b, u16* c, u64 n")
+def memset_vector_add_u16(ctx, a, b, c, n):
+    """HipTest::vectorADD<uint16_t>."""
+    c[:n] = a[:n] + b[:n]
+
+
+@kernel("u32* a, u32* b, u32* c, u64 n")
+def memset_vector_add_u32(ctx, a, b, c, n):
+    """HipTest::vectorADD<uint32_t>."""
+    c[:n] = a[:n] + b[:n]
+
+
+@kernel("i8* a, i8* b, u64 n")
+def memset_vector_square_i8(ctx, a, b, n):
+    """HipTest::vector_square<char>: b = a * a (wrapping)."""
+    b[:n] = a[:n] * a[:n]
+
+
+@kernel("i16* a, i16* b, u64 n")
+def memset_vector_square_i16(ctx, a, b, n):
+    """HipTest::vector_square<int16_t>."""
+    b[:n] = a[:n] * a[:n]
+
+
+# -- memory suite, memcpy files (tests/upstream/hip/memory) ----------------------------------------------
+@kernel("f64* a, f64* b, f64* c, u64 n")
+def memcpy_vector_add_f64(ctx, a, b, c, n):
+    """HipTest::vectorADD<double>: c = a + b."""
+    c[:n] = a[:n] + b[:n]

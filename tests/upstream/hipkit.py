@@ -26,6 +26,7 @@ def platform_module(config: dict | None = None):
     ``tests/kernels/upstream.py`` module on a fresh embedded platform, torn down afterwards."""
     hip.hipDeviceReset()
     hsa.configure(dict(CONFIG, **(config or {})))
+    hip.hipGetLastError()       # a fresh process's last error: what earlier tests of this worker left goes
     try:
         yield hip.hipModuleLoad(kernel_file("upstream.py"))
     finally:

@@ -1,6 +1,7 @@
 """rocprofiler-sdk kernel_replay/tests/replay_diagnostics.cpp: the replay window's admission
 decisions, its outcome line, the thread-scoped replay-window marker and the per-agent dispatch lock
-(``hostside.replay._diagnostics``). Pure host logic; the environment-driven policy cases run a child
+(``hostside.replay._diagnostics``), and the restore identity and module-liveness gates
+(``hostside.replay._snapshot``). Pure host logic; the environment-driven policy cases run a child
 interpreter with ``HDEMU_REPLAY_*`` set (upstream: ``ROCPROFILER_KERNEL_REPLAY_*``)."""
 import json
 import subprocess
@@ -9,7 +10,7 @@ import threading
 
 import pytest
 
-from hostside.replay import Outcome, _diagnostics as D
+from hostside.replay import Outcome, _diagnostics as D, _snapshot as S
 from tests.paths import ROOT
 from tests.scenarios.runner import child_env
 
@@ -420,3 +421,116 @@ def test_kernel_replay_dispatch_lock_the_dispatch_lock_is_the_lock_a_window_hold
     w.join(30)
     d.join(30)
     assert acquired.is_set()
+
+
+# -- the restore identity gate (hostside.replay._snapshot.region_is_restorable) ----------------------
+SNAP_AGENT = 0xF00D3
+
+
+def region_addr(offset):
+    return 0x200000000 + offset
+
+
+def inventory_with(ptr, size, generation):
+    return {ptr: S.AllocInfo(size, SNAP_AGENT, generation)}
+
+
+def test_kernel_replay_restore_gate_the_captured_allocation_is_restorable():
+    ptr = region_addr(0x0)
+    assert S.region_is_restorable(inventory_with(ptr, 4 * MiB, 7), ptr, 4 * MiB, 7)
+
+
+def test_kernel_replay_restore_gate_a_freed_allocation_is_not_restorable():
+    assert not S.region_is_restorable({}, region_addr(0x1000), 4 * MiB, 7)
+
+
+def test_kernel_replay_restore_gate_an_address_reused_by_a_different_allocation_is_not_restorable():
+    ptr = region_addr(0x2000)
+    assert not S.region_is_restorable(inventory_with(ptr, 4 * MiB, 8), ptr, 4 * MiB, 7), \
+        "restoring here would write a dead buffer's bytes over live application data"
+
+
+def test_kernel_replay_restore_gate_a_lower_generation_at_the_same_address_is_not_restorable():
+    ptr = region_addr(0x2800)
+    assert not S.region_is_restorable(inventory_with(ptr, 4 * MiB, 6), ptr, 4 * MiB, 7)
+
+
+def test_kernel_replay_restore_gate_a_shrunk_allocation_is_not_restorable():
+    ptr = region_addr(0x3000)
+    assert not S.region_is_restorable(inventory_with(ptr, MiB, 7), ptr, 4 * MiB, 7)
+
+
+def test_kernel_replay_restore_gate_an_allocation_grown_at_the_same_base_is_not_restorable():
+    ptr = region_addr(0x4000)
+    assert not S.region_is_restorable(inventory_with(ptr, 16 * MiB, 9), ptr, 4 * MiB, 7), \
+        "the recorded bytes would fit, so only the generation stamp rejects this"
+
+
+def test_kernel_replay_restore_gate_generation_zero_accepts_any_live_allocation_of_that_size():
+    ptr = region_addr(0x5000)
+    m = inventory_with(ptr, 4 * MiB, 123)
+    assert S.region_is_restorable(m, ptr, 4 * MiB, 0)
+    assert S.region_is_restorable(m, ptr, MiB, 0), "a prefix of a larger live allocation is still within it"
+    assert not S.region_is_restorable(m, ptr, 8 * MiB, 0), "the size check still applies without a generation"
+
+
+def test_kernel_replay_restore_gate_a_tracked_allocation_is_never_stamped_zero():
+    ptr = region_addr(0x6000)
+    assert not S.region_is_restorable(inventory_with(ptr, 4 * MiB, 0), ptr, 4 * MiB, 7)
+
+
+def test_kernel_replay_restore_gate_an_interior_pointer_names_no_region():
+    base = region_addr(0x7000)
+    m = inventory_with(base, 4 * MiB, 7)
+    assert S.region_is_restorable(m, base, 4 * MiB, 7)
+    assert not S.region_is_restorable(m, base + MiB, MiB, 7)
+
+
+def test_kernel_replay_restore_gate_a_zero_length_region_follows_the_liveness_of_its_base():
+    ptr = region_addr(0x8000)
+    assert S.region_is_restorable(inventory_with(ptr, 4 * MiB, 7), ptr, 0, 7)
+    assert not S.region_is_restorable({}, ptr, 0, 7)
+
+
+def test_kernel_replay_restore_gate_every_ambiguous_case_answers_false():
+    ptr = region_addr(0x9000)
+    size, gen = 4 * MiB, 42
+    cases = [("freed", {}),
+             ("reused at the same size", inventory_with(ptr, size, 43)),
+             ("reused at a smaller size", inventory_with(ptr, MiB, 43)),
+             ("reused at a larger size", inventory_with(ptr, 16 * MiB, 43)),
+             ("shrunk in place", inventory_with(ptr, MiB, gen)),
+             ("unstamped", inventory_with(ptr, size, 0)),
+             ("a different address entirely", inventory_with(region_addr(0xA000), size, gen))]
+    for what, m in cases:
+        assert not S.region_is_restorable(m, ptr, size, gen), what
+    assert S.region_is_restorable(inventory_with(ptr, size, gen), ptr, size, gen)   # the one true case
+
+
+# -- the module-variable liveness gate (module_region_is_restorable) -----------------------------------
+def test_kernel_replay_module_gate_a_variable_in_a_loaded_executable_is_restorable():
+    assert S.module_region_is_restorable({11, 22, 33}, 22)
+
+
+def test_kernel_replay_module_gate_a_variable_whose_executable_was_unloaded_is_not_restorable():
+    assert not S.module_region_is_restorable({11, 33}, 22), \
+        "restoring here would write into memory the unloaded module has released"
+
+
+def test_kernel_replay_module_gate_only_the_owning_handle_admits_the_variable():
+    assert not S.module_region_is_restorable({1}, 2)
+    assert S.module_region_is_restorable({1}, 1)
+
+
+def test_kernel_replay_module_gate_an_unenumerable_executable_set_admits_rather_than_refuses():
+    assert S.module_region_is_restorable(set(), 22), "an empty set is a failed enumeration, not an empty process"
+
+
+def test_kernel_replay_module_gate_a_zero_handle_is_not_a_wildcard():
+    assert not S.module_region_is_restorable({11, 22}, 0)
+    assert S.module_region_is_restorable({0, 11}, 0), "0 is matched by handle like any other, not specially"
+
+
+def test_kernel_replay_module_gate_the_check_is_handle_identity_and_nothing_more():
+    assert S.module_region_is_restorable({22}, 22)
+    assert not S.module_region_is_restorable({23}, 22)

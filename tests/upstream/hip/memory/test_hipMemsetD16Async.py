@@ -1,0 +1,23 @@
+"""hipMemsetD16Async (asynchronous, on a created stream): device and pinned host buffers of several sizes set to a pattern, a null
+destination and a zero count, and memset buffers feeding a kernel (memset_common has the template)."""
+import pytest
+
+from tests.upstream.hip.memory import memset_common as m
+
+UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemsetD16Async.cc"
+
+WIDTH, ASYNC = "D16", True
+
+
+@pytest.mark.parametrize("section", ["Device Buffer", "Host Buffer"])
+def test_Unit_hipMemsetD16Async_ValidBuffer(platform, section):
+    m.valid_buffer(WIDTH, ASYNC, section)
+
+
+@pytest.mark.parametrize("section", ["nullptr destination", "zero size"])
+def test_Unit_hipMemsetD16Async_InvalidArg(platform, section):
+    m.invalid_arg(WIDTH, ASYNC, section)
+
+
+def test_Unit_hipMemsetD16Async_KernelBuffer(kmod):
+    m.kernel_buffer(kmod, WIDTH, ASYNC)
