@@ -1,0 +1,331 @@
+"""``hdemu run``: start the scenario's platform (this process is its supervisor), run the workload in
+its own process, inject the faults on schedule, record the history, check the promises.
+
+One directory per run: ``history.jsonl`` (every injected fault, every observed outcome, in time
+order, ``t_s`` from the workload's start on CLOCK_MONOTONIC), ``report.json``, ``workload.log`` and
+``roles.log`` (what the workload and the platform's roles wrote on stderr), ``dfx/`` (the collector's
+outputs, with profiling on). Every process started is reaped and every segment removed, also on
+Ctrl-C or SIGTERM (both interrupt the run; cleanup then ignores them).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hostside.platform import Platform
+from shm_layout import layouts as L
+
+from ._inject import InjectError, Injector, dispatches, owned_by, records
+from ._promises import check_all
+
+__all__ = ["run_scenario", "POLL_S", "RECLAIM_BOUND_S", "PROBE_TIMEOUT_S"]
+
+#: Period of the run loop (triggers, role deaths, queue errors, the workload's events).
+POLL_S = 0.005
+#: After the workload was SIGKILLed: how long the run waits for the CP to reclaim what it owned.
+RECLAIM_BOUND_S = 10.0
+#: Bound of the probe client (one launch and sync) that checks the platform still serves.
+PROBE_TIMEOUT_S = 30.0
+
+
+class History:
+    """The run's history, kept in memory and appended to ``history.jsonl`` as it happens."""
+
+    def __init__(self, path: Path):
+        self.f = open(path, "w", buffering=1)
+        self.items: list[dict] = []
+        self.t0_ns = time.monotonic_ns()
+
+    def add(self, type_: str, t_ns: int | None = None, **data) -> dict:
+        t_ns = time.monotonic_ns() if t_ns is None else t_ns
+        item = {"t_s": round((t_ns - self.t0_ns) / 1e9, 6), "type": type_, **data}
+        self.items.append(item)
+        self.f.write(json.dumps(item) + "\n")
+        return item
+
+    def close(self) -> None:
+        self.f.close()
+
+
+class _EventTail:
+    """Reads the workload's events file as it grows (whole lines only)."""
+
+    def __init__(self, path: Path):
+        path.touch()
+        self.f, self.buf = open(path), ""
+
+    def read(self) -> list[dict]:
+        self.buf += self.f.read()
+        *lines, self.buf = self.buf.split("\n")
+        return [json.loads(ln) for ln in lines if ln.strip()]
+
+
+def _role_names(plat) -> dict[str, int]:
+    names = {f"cp{a}": a for a in range(plat.topo.n_agents)}
+    if plat.dfx_roles["collector"]:
+        names["collector"] = plat.dfx_roles["collector"][0]
+    names.update({f"lane{i}": r for i, r in enumerate(plat.dfx_roles["lanes"])})
+    return names
+
+
+def _start_platform(cfg: dict, log_path: Path) -> Platform:
+    """The platform, its roles' stderr going to ``log_path`` (they inherit fd 2 while they start)."""
+    with open(log_path, "ab") as log:
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            return Platform(cfg, embedded=False, quiet_roles=True).start()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _spawn_workload(spec: dict, out: Path, tag: str, plat: Platform) -> subprocess.Popen:
+    spec_path, events = out / f"{tag}.spec.json", out / f"{tag}.events.jsonl"
+    spec_path.write_text(json.dumps(spec))
+    env = dict(os.environ, HDEMU_PLATFORM=plat.name, HDEMU_WAIT_TIMEOUT_S=str(spec["wait_timeout_s"]))
+    env.pop("HDEMU_CONFIG", None)
+    with open(out / f"{tag}.log", "ab") as log:
+        return subprocess.Popen([sys.executable, "-m", "hostside.faults", "workload", str(spec_path), str(events)],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True)
+
+
+def _reap(p: subprocess.Popen) -> None:
+    if p.poll() is None:
+        p.kill()
+    try:
+        p.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+class _Run:
+    def __init__(self, sc, cfg: dict, out: Path, progress):
+        self.sc, self.cfg, self.out, self.say = sc, cfg, out, progress
+        self.plat = None
+        self.work = None
+        self.probe = None
+        self.inj = None
+        self.faults = [dict(index=i, kind=f.kind, target=f.target, trigger=None if f.trigger is None else
+                            dict([f.trigger]), state="pending") for i, f in enumerate(sc.fault)]
+        self.seen_queue_errors: set = set()
+        self.dead_roles: set = set()
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run(self) -> None:
+        out, sc = self.out, self.sc
+        t = time.monotonic()
+        self.plat = _start_platform(self.cfg, out / "roles.log")
+        self.roles = _role_names(self.plat)
+        up_s = time.monotonic() - t
+        self.hist = History(out / "history.jsonl")
+        self.hist.add("run", scenario=sc.name, platform=self.plat.name, platform_up_s=round(up_s, 3),
+                      roles={n: self.plat.procs[i].pid for n, i in self.roles.items()})
+        for f, rec in zip(sc.fault, self.faults):
+            if f.kind == "shrink_pool":
+                ev = {"thread": f.thread, "buffers": f.buffers, "applied": "profiling.pool_overrides at start"}
+                item = self.hist.add("fault", index=rec["index"], kind=f.kind, injected=True, **ev)
+                rec.update(state="injected", t_s=item["t_s"], evidence=ev)
+                self.say(f"{item['t_s']:8.3f} s  fault {rec['index']}: shrink_pool thread {f.thread} to "
+                         f"{f.buffers} buffer(s)")
+        spec = sc.workload.model_dump()
+        self.work = _spawn_workload(spec, out, "workload", self.plat)
+        self.hist.add("workload_start", pid=self.work.pid)
+        self.inj = Injector(self.plat, self.work)
+        tail = _EventTail(out / "workload.events.jsonl")
+        deadline = time.monotonic() + sc.workload.timeout_s
+        while True:
+            self._events(tail)
+            self._observe()
+            self._faults()
+            if self.work.poll() is not None and not self.inj.stopped:
+                break
+            if time.monotonic() > deadline:
+                self.inj.resume_all()
+                _reap(self.work)
+                self.hist.add("workload_timeout", after_s=sc.workload.timeout_s)
+                break
+            time.sleep(POLL_S)
+        self._events(tail)
+        self.hist.add("workload_exit", pid=self.work.pid, exit_code=self.work.returncode)
+        for rec in self.faults:
+            if rec["state"] == "pending":
+                rec.update(state="skipped", reason="the workload ended before its trigger")
+                self.hist.add("fault", index=rec["index"], kind=rec["kind"], target=rec["target"], injected=False,
+                              reason=rec["reason"])
+        if any(r["kind"] == "kill" and r["target"] == "workload" and r["state"] == "injected" for r in self.faults):
+            self._await_reclaim(self.work.pid)
+        if any(p.kind == "probe_served" for p in sc.promise):
+            self._probe()
+        self._observe()
+        self.hist.add("roles_at_end", alive={n: self.plat.procs[i].poll() is None for n, i in self.roles.items()},
+                      states={n: L.ROLE_STATE_NAMES.get(int(self.plat.pm.roles[i]["state"]), "?")
+                              for n, i in self.roles.items()})
+
+    def _events(self, tail: _EventTail) -> None:
+        for ev in tail.read():
+            t_ns = ev.pop("t_ns")
+            self.hist.add("workload", t_ns, **ev)
+            if ev["ev"] == "error":
+                self.say(f"{(t_ns - self.hist.t0_ns) / 1e9:8.3f} s  workload: {ev['name']} (stream {ev['stream']})")
+
+    def _observe(self) -> None:
+        for n, i in self.roles.items():
+            p = self.plat.procs[i]
+            if n not in self.dead_roles and p.poll() is not None:
+                self.dead_roles.add(n)
+                self.hist.add("role_died", role=n, pid=p.pid, exit_code=p.returncode)
+        for a, am in enumerate(self.plat.pm.agents):
+            for q in range(self.plat.pm.topo.max_queues):
+                d = am.qdesc[q]
+                st, own = int(d["status"]), int(d["owner"])
+                if st and own and (a, q, own) not in self.seen_queue_errors:
+                    self.seen_queue_errors.add((a, q, own))
+                    self.hist.add("queue_error", agent=a, queue=q, owner_pid=L.owner_pid(own),
+                                  status=L.STATUS_NAMES.get(st, st), error_packet_id=int(d["error_packet_id"]),
+                                  message=bytes(d["error_msg"]).split(b"\0")[0].decode(errors="replace"))
+
+    def _due(self, f, rec) -> bool:
+        kind, v = f.trigger
+        if kind == "at_s":
+            return time.monotonic_ns() - self.hist.t0_ns >= v * 1e9
+        if kind == "after_dispatches":
+            return dispatches(self.plat.pm) >= v
+        return records(self.plat.pm) >= v
+
+    def _faults(self) -> None:
+        for f, rec in zip(self.sc.fault, self.faults):
+            if rec["state"] == "injected" and f.kind == "stop" and "end_t_s" not in rec:
+                if time.monotonic_ns() - rec["t_ns"] >= f.duration_s * 1e9:
+                    self.inj.resume(f.target)
+                    end = self.hist.add("fault_end", index=rec["index"], kind=f.kind, target=f.target, signal="SIGCONT")
+                    rec["end_t_s"] = end["t_s"]
+                    self.say(f"{end['t_s']:8.3f} s  fault {rec['index']}: SIGCONT {f.target}")
+            if rec["state"] != "pending" or not self._due(f, rec):
+                continue
+            t_ns = time.monotonic_ns()
+            try:
+                if f.kind == "kill":
+                    ev = self.inj.kill(f.target)
+                elif f.kind == "stop":
+                    ev = self.inj.stop(f.target)
+                else:
+                    ev = self.inj.corrupt_header(self.sc.workload.device, f.queue, f.packet_type)
+            except InjectError as exc:
+                rec.update(state="failed", reason=str(exc))
+                self.hist.add("fault", t_ns, index=rec["index"], kind=f.kind, target=f.target, injected=False,
+                              reason=str(exc))
+                self.say(f"{(t_ns - self.hist.t0_ns) / 1e9:8.3f} s  fault {rec['index']}: NOT injected: {exc}")
+                continue
+            what = {"kill": "SIGKILL", "stop": "SIGSTOP", "corrupt_header": "corrupt header"}[f.kind]
+            item = self.hist.add("fault", t_ns, index=rec["index"], kind=f.kind, target=f.target or "workload",
+                                 injected=True, signal=what, trigger=rec["trigger"], **ev)
+            rec.update(state="injected", t_ns=t_ns, t_s=item["t_s"], evidence=ev)
+            self.say(f"{item['t_s']:8.3f} s  fault {rec['index']}: {what} {f.target or 'workload'} "
+                     f"({', '.join(f'{k} {v}' for k, v in ev.items())})")
+
+    # -- after the workload ----------------------------------------------------------------------
+    def _await_reclaim(self, pid: int) -> None:
+        """Poll until the CPs freed what the killed workload owned (housekeeping, every 0.5 s)."""
+        t = time.monotonic()
+        left = owned_by(self.plat.pm, pid)
+        while any(left.values()) and time.monotonic() - t < RECLAIM_BOUND_S:
+            time.sleep(0.02)         # a poll period: housekeeping runs on the CP's own clock
+            left = owned_by(self.plat.pm, pid)
+        self.hist.add("reclaimed", pid=pid, complete=not any(left.values()), after_s=round(time.monotonic() - t, 3),
+                      left=left, bound_s=RECLAIM_BOUND_S)
+
+    def _probe(self) -> None:
+        """A fresh client: one launch and sync on the workload's device, with its own bound."""
+        spec = dict(self.sc.workload.model_dump(), builtin="launch_loop", entry=None, program=None, streams=1,
+                    iterations=1, batch=1, wait_timeout_s=5.0)
+        self.probe = _spawn_workload(spec, self.out, "probe", self.plat)
+        try:
+            code = self.probe.wait(PROBE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            _reap(self.probe)
+            code = None
+        evs = _EventTail(self.out / "probe.events.jsonl").read()
+        errors = [e for e in evs if e["ev"] == "error"]
+        done = next((e for e in evs if e["ev"] == "done"), None)
+        self.hist.add("probe", pid=self.probe.pid, exit_code=code, errors=errors,
+                      ok=code == 0 and done is not None and all(v for v in done["verified"] if v is not None))
+
+    def cleanup(self) -> None:
+        if self.inj is not None:
+            self.inj.resume_all()
+        for p in (self.work, self.probe):
+            if p is not None:
+                _reap(p)
+        if self.plat is not None:
+            self.plat.stop()
+            acc = getattr(self.plat, "dfx_final", None)
+            if acc is not None and hasattr(self, "hist"):
+                for pool in acc["pools"]:
+                    self.hist.add("dfx_pool", **{k: pool[k] for k in ("thread", "kind", "total", "collected",
+                                                                       "dropped", "missing", "causes") if k in pool})
+                self.hist.add("dfx_lanes", lanes=acc.get("lanes", []), salvaged=acc.get("salvaged_records", 0))
+        if hasattr(self, "hist"):
+            self.hist.close()
+
+
+def _interrupt(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run_scenario(sc, cfg: dict, out_dir: str | os.PathLike, progress=print) -> dict:
+    """Run one scenario into ``out_dir``; returns the report (also written to report.json). A Ctrl-C
+    or SIGTERM stops the run (KeyboardInterrupt) after every process is reaped and every segment gone."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = json.loads(json.dumps(cfg))
+    if cfg["profiling"]["enabled"] and not cfg["profiling"]["output_dir"]:
+        cfg["profiling"]["output_dir"] = str((out / "dfx").resolve())
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    log, handler = logging.getLogger("hdemu"), logging.FileHandler(out / "roles.log")   # the supervisor's lines
+    handler.setFormatter(logging.Formatter("hdemu %(name)s: %(message)s"))
+    log.addHandler(handler)
+    propagate, log.propagate = log.propagate, False
+    r = _Run(sc, cfg, out, progress)
+    t = time.monotonic()
+    try:
+        r.run()
+    finally:
+        old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)   # cleanup is not interrupted
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            r.cleanup()
+        finally:
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGTERM, old_term)
+            log.removeHandler(handler)
+            log.propagate = propagate
+            handler.close()
+    report = {"scenario": sc.name, "description": sc.description, "out_dir": str(out.resolve()),
+              "platform": r.plat.name, "duration_s": round(time.monotonic() - t, 3),
+              "workload": {**sc.workload.model_dump(), "pid": r.work.pid, "exit_code": r.work.returncode},
+              "faults": [{k: v for k, v in rec.items() if k != "t_ns"} for rec in r.faults]}
+    report["promises"] = check_all(sc, r.hist.items, r.faults)
+    report["verdict"] = "FAILED" if any(p["verdict"] == "FAILED" for p in report["promises"]) else "HELD"
+    report["counts"] = _counts(r.hist.items)
+    with open(out / "report.json", "w") as f:
+        json.dump(report, f, indent=1)
+    return report
+
+
+def _counts(items: list[dict]) -> dict:
+    wl = [i for i in items if i["type"] == "workload"]
+    pools = [i for i in items if i["type"] == "dfx_pool"]
+    return {"faults_injected": sum(1 for i in items if i["type"] == "fault" and i.get("injected", True)),
+            "workload_errors": sum(1 for i in wl if i["ev"] == "error"),
+            "syncs": sum(1 for i in wl if i["ev"] == "sync"),
+            "roles_died": sorted(i["role"] for i in items if i["type"] == "role_died"),
+            "queue_errors": sum(1 for i in items if i["type"] == "queue_error"),
+            "dfx": {"total": sum(p["total"] for p in pools), "collected": sum(p["collected"] for p in pools),
+                    "dropped": sum(p["dropped"] for p in pools)} if pools else None}

@@ -1,0 +1,281 @@
+"""The scenario file: one TOML document with ``[platform]`` (exactly the platform config schema of
+``shm_layout.config``), ``[workload]``, ``[[fault]]`` entries and ``[[promise]]`` entries.
+
+Validated by pydantic in strict mode (a bool is not an integer, a string is not a number), unknown
+keys refused; every error is one line naming the key: ``s.toml: fault[1].duration_s is required
+for kind 'stop'``. A built-in scenario (``hostside/faults/scenarios/<name>.toml``) is found by its
+name alone.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from shm_layout.config import parse_config
+from shm_layout.errors import ConfigError
+
+__all__ = ["Scenario", "Workload", "Fault", "Promise", "load_scenario", "load_scenario_text", "builtin_scenarios",
+           "resolve_scenario", "BUILTINS", "FAULT_KINDS", "PROMISE_KINDS", "TRIGGERS"]
+
+#: Built-in workloads (``[workload] builtin = ...``), each in ``_workload``.
+BUILTINS = ("launch_loop", "async_pipeline", "graph_loop", "dfx_synthetic")
+#: Fault kinds of this slice.
+FAULT_KINDS = ("kill", "stop", "corrupt_header", "shrink_pool")
+#: What a fault's ``when`` can be (exactly one of them, except for shrink_pool, applied at start).
+TRIGGERS = ("at_s", "after_dispatches", "after_records")
+#: Promise kinds (``_promises``).
+PROMISE_KINDS = ("host_error", "no_host_error", "workload_completes", "role_dead", "roles_alive",
+                 "others_served", "probe_served", "reclaimed", "queue_error", "dfx_balanced", "dfx_no_loss")
+_ROLE = r"^(workload|collector|cp(0|[1-9][0-9]*)|lane(0|[1-9][0-9]*))$"
+Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0)]
+
+
+def _bad(msg: str) -> PydanticCustomError:
+    return PydanticCustomError("scenario", "{msg}", {"msg": msg})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class Workload(_Strict):
+    """``[workload]``: what the client process runs."""
+    builtin: Optional[Literal[BUILTINS]] = None
+    entry: Optional[Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")]] = None
+    program: Optional[str] = None
+    args: list[str] = Field(default_factory=list)
+    streams: int = Field(2, ge=1, le=16)
+    device: int = Field(0, ge=0)
+    batch: int = Field(8, ge=1, le=512)            # launches per synchronisation
+    iterations: Count = 0                          # 0: run for duration_s
+    duration_s: Seconds = 1.0
+    nodes: int = Field(8, ge=1, le=256)            # graph_loop: kernels per graph
+    elements: int = Field(1024, ge=1, le=1 << 20)  # async_pipeline: floats per stream
+    wait_timeout_s: Seconds = 10.0                 # HDEMU_WAIT_TIMEOUT_S of the workload
+    timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 60.0   # the run's bound
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        given = [k for k in ("builtin", "entry", "program") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise _bad("needs exactly one of builtin, entry, program" + (f" (given: {', '.join(given)})"
+                                                                        if given else ""))
+        return self
+
+
+class Fault(_Strict):
+    """One ``[[fault]]``: kind, target, when, duration."""
+    kind: Literal[FAULT_KINDS]
+    target: Optional[Annotated[str, Field(pattern=_ROLE)]] = None
+    at_s: Optional[Seconds] = None
+    after_dispatches: Optional[Count] = None
+    after_records: Optional[Count] = None
+    duration_s: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = None
+    queue: int = Field(0, ge=0)                    # corrupt_header: the workload's n-th AQL queue
+    packet_type: int = Field(4, ge=0, le=255)      # corrupt_header: the type written (4 = AGENT_DISPATCH)
+    thread: int = Field(0, ge=0)                   # shrink_pool: AICPU thread
+    buffers: int = Field(1, ge=1, le=1024)         # shrink_pool: its buffers per pool
+
+    @model_validator(mode="after")
+    def _shape(self):
+        when = [k for k in TRIGGERS if getattr(self, k) is not None]
+        if self.kind == "shrink_pool":
+            if when:
+                raise _bad(f"{when[0]} does not apply to kind 'shrink_pool' (applied when the platform starts)")
+        elif len(when) != 1:
+            raise _bad(f"needs exactly one of {', '.join(TRIGGERS)}" + (f" (given: {', '.join(when)})" if when else ""))
+        if self.kind == "stop" and self.duration_s is None:
+            raise _bad("duration_s is required for kind 'stop'")
+        if self.kind != "stop" and self.duration_s is not None:
+            raise _bad(f"duration_s does not apply to kind {self.kind!r}")
+        if self.kind in ("kill", "stop") and self.target is None:
+            raise _bad(f"target is required for kind {self.kind!r} (workload, cp<i>, lane<i> or collector)")
+        if self.kind == "corrupt_header" and self.target not in (None, "workload"):
+            raise _bad("target of kind 'corrupt_header' is a queue of the workload: omit it or say 'workload'")
+        if self.kind == "shrink_pool" and self.target is not None:
+            raise _bad("target does not apply to kind 'shrink_pool' (say thread and buffers)")
+        return self
+
+    @property
+    def trigger(self) -> tuple[str, float] | None:
+        for k in TRIGGERS:
+            v = getattr(self, k)
+            if v is not None:
+                return k, v
+        return None
+
+
+class Promise(_Strict):
+    """One ``[[promise]]``: a kind and its parameters (see docs/FAULTS.md)."""
+    kind: Literal[PROMISE_KINDS]
+    fault: int = Field(0, ge=0)                    # the fault it is about (index into [[fault]])
+    error: Optional[str] = None                    # host_error: the hipError_t name
+    within_s: Optional[Seconds] = None             # host_error, reclaimed: the bound
+    roles: list[Annotated[str, Field(pattern=_ROLE)]] = Field(default_factory=list)   # roles_alive
+    role: Optional[Annotated[str, Field(pattern=_ROLE)]] = None                       # role_dead
+    status: Optional[str] = None                   # queue_error: the HSA status name
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _params(self):
+        if self.kind == "host_error" and (self.error is None or self.within_s is None):
+            raise _bad("kind 'host_error' needs error and within_s")
+        if self.kind == "role_dead" and self.role is None:
+            raise _bad("kind 'role_dead' needs role")
+        if self.kind == "queue_error" and self.status is None:
+            raise _bad("kind 'queue_error' needs status")
+        return self
+
+
+class Scenario(_Strict):
+    name: str = ""
+    description: str = ""
+    workload: Workload
+    fault: list[Fault] = Field(default_factory=list)
+    promise: list[Promise] = Field(min_length=1)
+    platform: dict = Field(default_factory=dict)   # checked by shm_layout.config, then replaced by its dict
+
+
+def _where(loc) -> str:
+    out = ""
+    for x in loc:
+        out += f"[{x}]" if isinstance(x, int) else (f".{x}" if out else str(x))
+    return out
+
+
+def _line(err: dict) -> str:
+    key, typ, ctx = _where(err["loc"]), err["type"], err.get("ctx") or {}
+    shown = repr(err.get("input"))
+    if typ == "scenario":
+        return f"{key}: {ctx['msg']}" if key else ctx["msg"]
+    if typ == "missing":
+        return f"{key} is required"
+    if typ == "extra_forbidden":
+        return f"{key} is not a known key"
+    if typ == "literal_error":
+        return f"{key} must be {ctx.get('expected')}, not {shown}"
+    if typ == "string_pattern_mismatch":
+        return f"{key} must match {ctx.get('pattern')}, not {shown}"
+    if typ in ("int_type", "int_from_float"):
+        return f"{key} must be an integer, not {shown}"
+    if typ in ("float_type", "finite_number"):
+        return f"{key} must be a number, not {shown}"
+    if typ in ("greater_than_equal", "greater_than", "less_than_equal", "too_short"):
+        return f"{key} {err['msg'].lower().replace('input should be', 'must be')}, not {shown}"
+    return f"{key}: {err['msg']}, not {shown}"
+
+
+def _cross_check(sc: Scenario, cfg: dict) -> list[str]:
+    """Checks across the tables: targets exist on this platform, promise fault indexes exist."""
+    errs, prof = [], cfg["profiling"]
+    threads = prof["lanes"] * prof["threads_per_lane"]
+
+    def role_ok(key, r):
+        if r is None or r == "workload":
+            return
+        if r == "collector" or r.startswith("lane"):
+            if not prof["enabled"]:
+                errs.append(f"{key} {r!r} needs [platform.profiling] enabled = true")
+            elif r.startswith("lane") and int(r[4:]) >= prof["lanes"]:
+                errs.append(f"{key} {r!r}: the platform has {prof['lanes']} lane(s)")
+        elif int(r[2:]) >= cfg["agents"]:
+            errs.append(f"{key} {r!r}: the platform has {cfg['agents']} agent(s)")
+    for i, f in enumerate(sc.fault):
+        role_ok(f"fault[{i}].target", f.target)
+        if f.kind == "shrink_pool":
+            if not prof["enabled"]:
+                errs.append(f"fault[{i}] (shrink_pool) needs [platform.profiling] enabled = true")
+            elif f.thread >= threads:
+                errs.append(f"fault[{i}].thread must be below {threads} (lanes * threads_per_lane), not {f.thread}")
+        if f.after_records is not None and not prof["enabled"]:
+            errs.append(f"fault[{i}].after_records needs [platform.profiling] enabled = true")
+    for i, p in enumerate(sc.promise):
+        about_fault = p.kind in ("host_error", "role_dead", "others_served", "reclaimed", "queue_error")
+        if about_fault and p.fault >= len(sc.fault):
+            errs.append(f"promise[{i}].fault must name one of the {len(sc.fault)} [[fault]] entries, not {p.fault}")
+        role_ok(f"promise[{i}].role", p.role)
+        for r in p.roles:
+            role_ok(f"promise[{i}].roles", r)
+        if p.kind.startswith("dfx_") and not prof["enabled"]:
+            errs.append(f"promise[{i}] ({p.kind}) needs [platform.profiling] enabled = true")
+    if sc.workload.builtin == "dfx_synthetic" and (not prof["enabled"] or prof["mode"] != "synthetic"):
+        errs.append("workload.builtin 'dfx_synthetic' needs [platform.profiling] enabled = true, mode = \"synthetic\"")
+    return errs
+
+
+def _apply_shrinks(table: dict, faults: list[Fault], source: str) -> dict:
+    """The platform table with every shrink_pool fault written into profiling.pool_overrides."""
+    shrinks = [f for f in faults if f.kind == "shrink_pool"]
+    if not shrinks:
+        return table
+    table = dict(table)
+    prof = dict(table.get("profiling") or {})
+    over = dict(prof.get("pool_overrides") or {})
+    for f in shrinks:
+        over[str(f.thread)] = f.buffers
+    prof["pool_overrides"] = over
+    table["profiling"] = prof
+    return table
+
+
+def load_scenario_text(text: str, source: str = "<scenario>") -> tuple[Scenario, dict]:
+    """(scenario, the platform config dict, fully defaulted, shrink_pool faults applied); raises
+    ``ConfigError`` with one line per problem, each naming its key."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"at line (\d+)", str(e))
+        raise ConfigError(f"{source}{':' + m.group(1) if m else ''}: not valid TOML: {e}", "") from None
+    try:
+        sc = Scenario.model_validate(data)
+    except ValidationError as e:
+        lines = [f"{source}: {_line(err)}" for err in e.errors(include_url=False)]
+        first = _where(e.errors()[0]["loc"])
+        raise ConfigError("\n".join(lines), first) from None
+    if not isinstance(data.get("platform", {}), dict):
+        raise ConfigError(f"{source}: platform must be a table", "platform")
+    cfg = parse_config(_apply_shrinks(sc.platform, sc.fault, source), source=source)
+    errs = _cross_check(sc, cfg)
+    if errs:
+        raise ConfigError("\n".join(f"{source}: {m}" for m in errs), errs[0].split(" ")[0])
+    if not sc.name:
+        sc = sc.model_copy(update={"name": Path(source).stem})
+    return sc, cfg
+
+
+def builtin_scenarios() -> dict[str, Path]:
+    """Name -> path of every scenario shipped in this package (``scenarios/*.toml``)."""
+    root = resources.files(__package__) / "scenarios"
+    return {Path(p.name).stem: Path(str(p)) for p in root.iterdir() if p.name.endswith(".toml")}
+
+
+def resolve_scenario(arg: str) -> Path:
+    """A path to an existing file, or the name of a built-in scenario."""
+    p = Path(arg)
+    if p.is_file():
+        return p
+    known = builtin_scenarios()
+    if arg in known:
+        return known[arg]
+    raise ConfigError(f"no scenario {arg!r}: not a file, and not a built-in one "
+                      f"(built-in: {', '.join(sorted(known))})", "")
+
+
+def load_scenario(arg: str) -> tuple[Scenario, dict, Path]:
+    """(scenario, platform config, path) of a file or a built-in name; ``ConfigError`` if bad."""
+    path = resolve_scenario(arg)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise ConfigError(f"{arg}: cannot read the scenario: {e.strerror or e}", "") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{arg}: not valid TOML: not UTF-8 ({e.reason} at byte {e.start})", "") from None
+    sc, cfg = load_scenario_text(text, str(path) if path.name != arg else arg)
+    return sc, cfg, path

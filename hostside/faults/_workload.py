@@ -1,0 +1,245 @@
+"""The workload process: ``python -m hostside.faults workload SPEC.json EVENTS.jsonl`` (``hdemu run``
+starts it with ``HDEMU_PLATFORM`` set to the scenario's platform).
+
+It runs one built-in workload (``launch_loop``, ``async_pipeline``, ``graph_loop``, ``dfx_synthetic``),
+a user's ``entry = "module:function"`` (called with an ``Events`` object) or a ``program`` (run as
+``__main__``), and appends what it observes to EVENTS, one JSON object a line, each stamped with
+``CLOCK_MONOTONIC`` (``t_ns``, the clock every hdemu process shares): ``start``, ``sync`` (a stream's
+work completed), ``error`` (a ``HipError`` raised: its name, message and stream), ``done`` (per
+stream: launched, verified). A stream whose call raised is not used again; the others go on.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import runpy
+import sys
+import time
+
+import numpy as np
+
+from hostside import hip
+from shm_layout import dfx as D
+from shm_layout.topology import PlatformMap
+
+__all__ = ["Events", "run_workload", "KERNELS"]
+
+KERNELS = '''
+from shm_layout.kernels import kernel
+
+@kernel("i32* c")
+def inc(ctx, c):
+    c[0] += 1
+
+@kernel("f32* x, u32 n")
+def scale(ctx, x, n):
+    x[:n] = x[:n] * 2 + 1
+'''
+_LANE_DONE = (D.LANE_FLUSHED, D.LANE_EXITED, D.LANE_IDLE_HOST_GONE)
+
+
+class Events:
+    """Appends observations to the events file, one JSON line each, flushed at once (the runner
+    reads it while the workload runs, and after a SIGKILL)."""
+
+    def __init__(self, path: str):
+        self.f = open(path, "a", buffering=1)
+
+    def record(self, ev: str, **data) -> None:
+        self.f.write(json.dumps({"t_ns": time.monotonic_ns(), "ev": ev, **data}) + "\n")
+
+    def error(self, exc: BaseException, stream=None) -> None:
+        self.record("error", stream=stream, name=getattr(exc, "name", type(exc).__name__), message=str(exc))
+
+
+class _Streams:
+    """The workload's streams and which of them still work."""
+
+    def __init__(self, w: dict, ev: Events):
+        self.w, self.ev = w, ev
+        hip.hipSetDevice(w["device"])
+        self.mod = hip.hipModuleLoadData(KERNELS, "faults_workload.py")
+        self.inc = hip.hipModuleGetFunction(self.mod, "inc")
+        self.scale = hip.hipModuleGetFunction(self.mod, "scale")
+        self.streams = [hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking) for _ in range(w["streams"])]
+        self.healthy = list(range(len(self.streams)))
+        self.deadline = time.monotonic() + w["duration_s"]
+        self.iteration = 0
+        self.errors = 0
+
+    def more(self) -> bool:
+        """Another iteration: some stream still works and the budget (iterations or duration) is left."""
+        self.iteration += 1
+        if not self.healthy:
+            return False
+        if self.w["iterations"]:
+            return self.iteration <= self.w["iterations"]
+        return time.monotonic() < self.deadline
+
+    def guard(self, i: int, fn, *args) -> bool:
+        """Run fn(*args) for stream i; a HipError is recorded and retires the stream."""
+        if i not in self.healthy:
+            return False
+        try:
+            fn(*args)
+            return True
+        except hip.HipError as exc:
+            self.ev.error(exc, i)
+            self.healthy.remove(i)
+            self.errors += 1
+            return False
+
+    def sync(self, i: int, **data) -> bool:
+        ok = self.guard(i, hip.hipStreamSynchronize, self.streams[i])
+        if ok:
+            self.ev.record("sync", stream=i, **data)
+        return ok
+
+
+def _counter_of(st: _Streams, i: int, dev: int) -> int | None:
+    out = np.zeros(1, np.int32)
+    if not st.guard(i, hip.hipMemcpyDtoHAsync, out, dev, 4, st.streams[i]) or not st.guard(
+            i, hip.hipStreamSynchronize, st.streams[i]):
+        return None
+    return int(out[0])
+
+
+def launch_loop(w: dict, ev: Events) -> bool:
+    """``batch`` launches of a counting kernel per stream, then a sync of each; at the end each
+    healthy stream's counter must equal its launches."""
+    st = _Streams(w, ev)
+    ctr = [hip.hipMalloc(4) for _ in st.streams]
+    for i, c in enumerate(ctr):
+        st.guard(i, hip.hipMemsetAsync, c, 0, 4, st.streams[i])
+    launched = [0] * len(st.streams)
+
+    def launch(i):
+        for _ in range(w["batch"]):
+            hip.hipModuleLaunchKernel(st.inc, 1, 1, 1, 1, 1, 1, 0, st.streams[i], [ctr[i]])
+            launched[i] += 1
+    while st.more():
+        for i in list(st.healthy):
+            st.guard(i, launch, i)
+        for i in list(st.healthy):
+            st.sync(i, launched=launched[i])
+    verified = [None] * len(st.streams)
+    for i in list(st.healthy):
+        verified[i] = _counter_of(st, i, ctr[i]) == launched[i]
+    ev.record("done", launched=launched, verified=verified, healthy=st.healthy)
+    return not st.errors and all(verified[i] for i in st.healthy)
+
+
+def async_pipeline(w: dict, ev: Events) -> bool:
+    """Per stream: pinned input -> device (SDMA), a kernel, device -> pinned output, sync, check."""
+    st = _Streams(w, ev)
+    n = w["elements"]
+    hin = [hip.hipHostMalloc(4 * n) for _ in st.streams]
+    hout = [hip.hipHostMalloc(4 * n) for _ in st.streams]
+    dbuf = [hip.hipMalloc(4 * n) for _ in st.streams]
+    done, bad = [0] * len(st.streams), 0
+
+    def stage(i, value):
+        hip.host_array(hin[i], np.float32, n)[:] = value
+        hip.hipMemcpyHtoDAsync(dbuf[i], hin[i], 4 * n, st.streams[i])
+        hip.hipModuleLaunchKernel(st.scale, (n + 255) // 256, 1, 1, 256, 1, 1, 0, st.streams[i], [dbuf[i], n])
+        hip.hipMemcpyDtoHAsync(hout[i], dbuf[i], 4 * n, st.streams[i])
+    while st.more():
+        for i in list(st.healthy):
+            st.guard(i, stage, i, float(st.iteration))
+        for i in list(st.healthy):
+            if st.sync(i, launched=done[i] + 1):
+                done[i] += 1
+                bad += int((hip.host_array(hout[i], np.float32, n) != 2 * st.iteration + 1).sum())
+    ev.record("done", launched=done, verified=[bad == 0 if i in st.healthy else None for i in range(len(done))],
+              healthy=st.healthy, bad=bad)
+    return bad == 0 and not st.errors
+
+
+def graph_loop(w: dict, ev: Events) -> bool:
+    """A captured graph of ``nodes`` counting kernels per stream, launched ``batch`` times per sync."""
+    st = _Streams(w, ev)
+    ctr = [hip.hipMalloc(4) for _ in st.streams]
+    execs = []
+    for i, s in enumerate(st.streams):
+        st.guard(i, hip.hipMemsetAsync, ctr[i], 0, 4, s)
+        hip.hipStreamBeginCapture(s, hip.hipStreamCaptureModeGlobal)
+        for _ in range(w["nodes"]):
+            hip.hipModuleLaunchKernel(st.inc, 1, 1, 1, 1, 1, 1, 0, s, [ctr[i]])
+        execs.append(hip.hipGraphInstantiate(hip.hipStreamEndCapture(s)))
+    launched = [0] * len(st.streams)
+
+    def launch(i):
+        for _ in range(w["batch"]):
+            hip.hipGraphLaunch(execs[i], st.streams[i])
+            launched[i] += w["nodes"]
+    while st.more():
+        for i in list(st.healthy):
+            st.guard(i, launch, i)
+        for i in list(st.healthy):
+            st.sync(i, launched=launched[i])
+    verified = [None] * len(st.streams)
+    for i in list(st.healthy):
+        verified[i] = _counter_of(st, i, ctr[i]) == launched[i]
+    ev.record("done", launched=launched, verified=verified, healthy=st.healthy)
+    return not st.errors and all(verified[i] for i in st.healthy)
+
+
+def dfx_synthetic(w: dict, ev: Events) -> bool:
+    """The synthetic DFX load: set ``go`` (lanes with synthetic_wait_go start), then wait until every
+    lane has finished writing (flushed, exited, idle or dead), at most ``duration_s`` if it is set."""
+    pm = PlatformMap.attach(os.environ["HDEMU_PLATFORM"])
+    try:
+        g = pm.topo.dfx
+        ctl = pm.segs["dfxctl"]
+        ctl.view(D.ctl_header, 0, 1)["go"] = 1
+        deadline = time.monotonic() + (w["duration_s"] or w["timeout_s"])
+        states = []
+        while time.monotonic() < deadline:
+            states = [int(ctl.view(D.lane_status, g.lane_status_off(i), 1)[0]["state"])
+                      for i in range(g.prof["lanes"])]
+            if all(s in _LANE_DONE for s in states):
+                break
+            time.sleep(0.01)          # a poll period: the lanes publish their state as they go
+        ev.record("done", lanes=states)
+        return True
+    finally:
+        pm.close()
+
+
+_BUILTINS = {"launch_loop": launch_loop, "async_pipeline": async_pipeline, "graph_loop": graph_loop,
+             "dfx_synthetic": dfx_synthetic}
+
+
+def _user(w: dict, ev: Events) -> bool:
+    if w["entry"]:
+        mod, fn = w["entry"].split(":")
+        res = getattr(importlib.import_module(mod), fn)(ev)
+        ev.record("done")
+        return res is not False
+    sys.argv = [w["program"], *w["args"]]
+    try:
+        runpy.run_path(w["program"], run_name="__main__")
+    except SystemExit as exc:
+        ev.record("done", exit=exc.code)
+        return exc.code in (None, 0)
+    ev.record("done")
+    return True
+
+
+def run_workload(spec_path: str, events_path: str) -> int:
+    """The workload process's main: 0 when it completed and verified, 1 if not (an error recorded)."""
+    with open(spec_path) as f:
+        w = json.load(f)
+    ev = Events(events_path)
+    ev.record("start", pid=os.getpid())
+    try:
+        ok = (_BUILTINS[w["builtin"]] if w["builtin"] else _user)(w, ev)
+    except hip.HipError as exc:
+        ev.error(exc)
+        ok = False
+    except Exception as exc:  # noqa: BLE001 - a workload's own failure is an outcome, not a crash of ours
+        ev.record("error", stream=None, name=type(exc).__name__, message=str(exc))
+        ok = False
+    ev.f.flush()
+    return 0 if ok else 1
