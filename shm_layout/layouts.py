@@ -167,7 +167,14 @@ engine_stats = checked_dtype("engine_stats", [
     ("current_queue", "<i4", 32),  # device: -1 idle
     ("state", "<u4", 36),      # device: ENGINE_* (set RUNNING for every engine before the agent is READY)
     ("died_ns", "<u8", 40),    # device: monotonic ns when the engine thread died, 0 while it lives
+    ("stall_until_ns", "<u8", 48),  # host (fault injection, ``hdemu run``); device clears it: see below
 ], itemsize=64)
+#: engine_stats.stall_until_ns: a CLOCK_MONOTONIC deadline (ns) before which the engine takes no packet
+#: (a stalled pipe). The engine reads it once per loop turn; while it is set and ahead it sleeps on its
+#: wake word (no spinning; housekeeping goes on), and once it has passed the engine clears it (cas to 0)
+#: and serves its queues again. Its queue states, and every other engine, are untouched: a host wait
+#: sees a slow engine, never an error. 0 = no stall.
+
 #: engine_stats.state. An engine is ENGINE_OFF until its CP starts it, ENGINE_RUNNING while it serves its
 #: queues, ENGINE_DEAD once its thread ended with an exception (its queues failed with
 #: HSA_STATUS_ERROR_FATAL; the CP's other engines serve on) and ENGINE_STOPPED after a clean stop.

@@ -7,6 +7,9 @@ robin, at most 64 packets per queue per turn, each queue strictly in order. A lo
 engine never holds up another engine's queues. ``sys.setswitchinterval`` is lowered so engines share
 the GIL finely. The main thread joins the engines; SIGTERM sets ``stopping``.
 
+An engine whose stall word (``engine_stats.stall_until_ns``, written by fault injection) holds a
+deadline takes no packet before it: it sleeps on its wake word, then clears the word (``_stall``).
+
 Idle engines spin ``ENGINE_SPIN_S`` (only right after work) and then sleep on their wake word (the
 doorbell mailbox) for at most ``IDLE_SLICE_S``; every ``HOUSEKEEPING_S`` an idle engine writes the
 heartbeat, checks the boot block's ``shutdown`` and the supervisor, acknowledges destroy requests and
@@ -87,6 +90,7 @@ _ES_BUSY = L.word_of(L.engine_stats, "busy_ns")
 _ES_PACKETS = L.word_of(L.engine_stats, "packets")
 _ES_SLEEPS = L.word_of(L.engine_stats, "sleeps")
 _ES_WAKEUPS = L.word_of(L.engine_stats, "wakeups")
+_ES_STALL = L.word_of(L.engine_stats, "stall_until_ns")
 _QTG64 = L.word_of(L.agent_header, "queue_table_gen")
 _BOOT_SHUTDOWN32 = L.word_of(L.boot_header, "shutdown", 4)
 _ERROR_MSG_MAX = L.queue_desc.fields["error_msg"][0].itemsize - 1    # room for the NUL a reader expects
@@ -228,6 +232,7 @@ class CommandProcessor:
         i_stats = (L.AGENT_ENGINE_STATS_OFF + engine * L.engine_stats.itemsize) // 8
         i_busy, i_packets = i_stats + _ES_BUSY, i_stats + _ES_PACKETS
         i_sleeps, i_wakeups = i_stats + _ES_SLEEPS, i_stats + _ES_WAKEUPS
+        i_stall = i_stats + _ES_STALL
         a64 = self.a64
         boot32 = self.boot32
         i_gen = _QTG64                      # the agent header is at offset 0 of the agent segment
@@ -250,6 +255,9 @@ class CommandProcessor:
             return False
 
         while not self.stopping:
+            if a64[i_stall]:                # a stall deadline (fault injection): one word read a turn
+                self._stall(engine, i_stall, wake, queues)
+                continue
             g = a64[i_gen]
             if g != gen_seen:
                 gen_seen = g
@@ -277,6 +285,24 @@ class CommandProcessor:
             spin = ENGINE_SPIN_S if now - last_work < ENGINE_SPIN_S else 0.0
             wait_until(has_work, wake, IDLE_SLICE_S, spin_s=spin, slice_s=IDLE_SLICE_S)
             a64[i_wakeups] = (a64[i_wakeups] + 1) & U64_MAX
+
+    def _stall(self, engine: int, i_stall: int, wake: int, queues) -> None:
+        """``engine_stats.stall_until_ns`` is set: take no packet until that CLOCK_MONOTONIC deadline,
+        asleep on the wake word (woken early when the word changes), housekeeping every
+        ``HOUSEKEEPING_S``; then clear the word (cas: a new deadline written meanwhile is kept)."""
+        a64 = self.a64
+        addr = self.aseg.addr + i_stall * 8
+        last_hk = 0.0
+        while not self.stopping:
+            until = a64[i_stall]
+            now = time.monotonic_ns()
+            if not until or (now >= until and cas(addr, until, 0)):
+                return
+            if time.monotonic() - last_hk > HOUSEKEEPING_S:
+                last_hk = time.monotonic()
+                self._housekeeping(engine, queues)
+            left = min((until - now) / 1e9, HOUSEKEEPING_S)
+            wait_until(lambda: self.stopping or a64[i_stall] != until, wake, left, spin_s=0.0, slice_s=left)
 
     # -- housekeeping -------------------------------------------------------------------------
     def _housekeeping(self, engine, queues) -> None:

@@ -1,4 +1,4 @@
-"""``hdemu run SCENARIO [--out DIR] [--list] [-q]`` (the ``hdemu`` CLI runs ``python -m hostside.faults
+"""``hdemu run SCENARIO [--out DIR] [--list] [-q] [--no-plot]`` (the ``hdemu`` CLI runs ``python -m hostside.faults
 run ...`` in its place) and the short terminal report.
 
 Exit status: 0 when every promise held, 1 when one FAILED (or the platform could not start), 2 for a
@@ -29,10 +29,14 @@ def format_report(rep: dict) -> str:
              "  faults:"]
     for f in rep["faults"]:
         ev = f.get("evidence") or {}
-        tgt = f.get("target") or {"corrupt_header": f"workload queue {ev.get('queue', '?')} packet "
-                                                    f"{ev.get('packet', '?')}",
-                                  "shrink_pool": f"thread {ev.get('thread', '?')} to {ev.get('buffers', '?')} buffer(s)"
-                                  }.get(f["kind"], "")
+        tgt = f.get("target") or {"shrink_pool": f"thread {ev.get('thread', '?')} to {ev.get('buffers', '?')} buffer(s)",
+                                  "memory_pressure": f"agent {ev.get('agent', '?')} ({ev.get('free_after', '?')} bytes "
+                                                     f"left)"}.get(f["kind"], "")
+        if f["kind"].startswith("corrupt_"):
+            what = f"packet {ev['packet']}" if "packet" in ev else ev.get("field", "")
+            tgt = f"workload queue {ev.get('queue', '?')} {what}".rstrip()
+        elif f["kind"] == "stall_engine":
+            tgt = f"{tgt} engine {ev.get('engine', '?')}"
         trig = ", ".join(f"{k} {v}" for k, v in (f.get("trigger") or {}).items()) or "at platform start"
         if f["state"] == "injected":
             end = f" until {f['end_t_s']:.3f} s" if "end_t_s" in f else ""
@@ -71,7 +75,7 @@ def _run(args) -> int:
     say = (lambda s: None) if args.quiet else (lambda s: print(s, flush=True))
     say(f"hdemu run {sc.name}: {len(sc.fault)} fault(s), {len(sc.promise)} promise(s) -> {out}")
     try:
-        rep = run_scenario(sc, cfg, out, progress=say)
+        rep = run_scenario(sc, cfg, out, progress=say, plot=not args.no_plot)
     except KeyboardInterrupt:
         print("hdemu run: interrupted (every process reaped, every segment removed)", file=sys.stderr)
         return 130
@@ -91,6 +95,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="the run directory (default ./hdemu-run-<name>-<time>)")
     ap.add_argument("--list", action="store_true", help="list the built-in scenarios")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the report")
+    ap.add_argument("--no-plot", action="store_true", help="skip latency.png (matplotlib is not imported)")
     if args[:1] == ["run"]:
         args = args[1:]
     return _run(ap.parse_args(args))

@@ -1,11 +1,10 @@
 """Fault injection on a running platform (``Platform`` object of this process) and its workload.
 
 Signals go through the ``Popen`` of each role (the supervisor's own handles, so a reused pid is never
-hit). A corrupted AQL header is written through the ring's declared layout
-(``shm_layout.aql.kernel_dispatch_packet``): once the target queue has a backlog, the command
-processor of the agent is held with SIGSTOP while the header of a packet it has not looked at yet
-(one past ``read_dispatch_id``, published, below ``write_dispatch_id``) is overwritten, then released
-with SIGCONT (a few milliseconds; without a backlog it is released at once and the look repeats).
+hit). Corruptions of the workload's queue are ``_corrupt``'s (through the declared layouts). An engine
+stall writes the engine's ``engine_stats.stall_until_ns`` (a deadline the CP's engine loop honours: it
+sleeps until then and clears the word). Memory pressure allocates the agent's free device memory (but
+``free_bytes``) in this process, the supervisor's, through the shared allocation table.
 """
 from __future__ import annotations
 
@@ -13,14 +12,14 @@ import signal
 import subprocess
 import time
 
-from shm_layout import aql as A
 from shm_layout import dfx as D
 from shm_layout import layouts as L
+from shm_layout.alloc import AllocError, AllocTable
+from shm_layout.sync import fetch_add32, futex_wake
 
-__all__ = ["Injector", "InjectError", "dispatches", "records", "owned_by"]
+from ._corrupt import corrupt
 
-#: How long corrupt_header looks for a backlog (two published packets) on the target queue.
-CORRUPT_WAIT_S = 5.0
+__all__ = ["Injector", "InjectError", "dispatches", "records", "owned_by", "engine_packets", "lane_stalls"]
 
 
 class InjectError(Exception):
@@ -42,6 +41,17 @@ def records(pm) -> int:
                for t in range(g.T) for k in g.kinds)
 
 
+def engine_packets(pm, agent: int) -> list[int]:
+    """Packets each engine of ``agent`` (the AQL engines, then SDMA) has executed so far."""
+    return [int(pm.agents[agent].engine_stats[e]["packets"]) for e in range(pm.topo.n_engines + 1)]
+
+
+def lane_stalls(pm, lane: int) -> int:
+    """Stalls DFX lane ``lane`` has ended so far (its lane_status; a stall is counted when it ends)."""
+    g = pm.topo.dfx
+    return int(pm.segs["dfxctl"].view(D.lane_status, g.lane_status_off(lane), 1)[0]["stalls"])
+
+
 def owned_by(pm, pid: int) -> dict:
     """Queues (per agent), allocations and signals that ``pid`` still owns."""
     queues = [(a, q) for a, am in enumerate(pm.agents) for q in range(pm.topo.max_queues)
@@ -58,6 +68,8 @@ class Injector:
     def __init__(self, plat, workload: subprocess.Popen):
         self.plat, self.workload = plat, workload
         self.stopped: dict[str, subprocess.Popen] = {}
+        self.stalled: dict[tuple[str, int], int] = {}
+        self.hogs: list = []
 
     def proc(self, target: str) -> subprocess.Popen:
         p = self.plat
@@ -108,33 +120,71 @@ class Injector:
     def corrupt_header(self, agent: int, nth: int, packet_type: int) -> dict:
         """Overwrite the packet type of a published, not yet fetched packet of the workload's ``nth``
         AQL queue on ``agent``; returns where and what was written."""
-        qs = self.workload_queues(agent)
-        if nth >= len(qs):
-            raise InjectError(f"the workload has {len(qs)} AQL queue(s) on agent {agent}, no queue {nth}")
-        slot = qs[nth]
-        am = self.plat.pm.agents[agent]
-        d = am.qdesc[slot]
-        size = int(d["size"])
-        ring = am.seg.view(A.kernel_dispatch_packet, am.ring_offset(slot), size)
-        cp = f"cp{agent}"
-        deadline = time.monotonic() + CORRUPT_WAIT_S
-        while True:
-            read, write = int(d["read_dispatch_id"]), int(d["write_dispatch_id"])
-            if write > read + 1:        # a backlog: hold the CP and look again
-                self.stop(cp)
-                try:
-                    read, write = int(d["read_dispatch_id"]), int(d["write_dispatch_id"])
-                    idx = read + 1      # the CP may hold the packet at `read` already; not this one
-                    old = int(ring[idx & (size - 1)]["header"])
-                    if write > idx and A.header_type(old) != A.HSA_PACKET_TYPE_INVALID:
-                        new = (old & 0xFF00) | packet_type
-                        ring[idx & (size - 1)]["header"] = new
-                        break
-                finally:
-                    self.resume(cp)
-            if time.monotonic() > deadline or self.workload.poll() is not None:
-                raise InjectError(f"queue {slot} of agent {agent} had no packet waiting behind the one in flight "
-                                  f"within {CORRUPT_WAIT_S} s (read {read}, write {write})")
-            time.sleep(0.0002)          # a poll period: catch the queue with a backlog
-        return {"agent": agent, "queue": slot, "packet": idx, "old_header": hex(old), "new_header": hex(int(new)),
-                "workload_pid": self.workload.pid}
+        return corrupt(self, "corrupt_header", agent, nth, packet_type)
+
+    def corrupt(self, kind: str, agent: int, nth: int, packet_type: int = 4) -> dict:
+        """One of the ``_corrupt`` kinds on the workload's ``nth`` AQL queue of ``agent``."""
+        return corrupt(self, kind, agent, nth, packet_type)
+
+    # -- an engine stall (engine_stats.stall_until_ns, honoured by the CP's engine loop) ----------------
+    def _engine(self, target: str, engine: int):
+        if self.proc(target).poll() is not None:
+            raise InjectError(f"{target} had already exited")
+        return self.plat.pm.agents[int(target[2:])].engine_stats[engine:engine + 1]
+
+    def stall_engine(self, target: str, engine: int, duration_s: float) -> dict:
+        """Engine ``engine`` of command processor ``target`` takes no packet for ``duration_s``."""
+        st = self._engine(target, engine)
+        if int(st["state"][0]) != L.ENGINE_RUNNING:
+            raise InjectError(f"engine {engine} of {target} is {L.ENGINE_STATE_NAMES.get(int(st['state'][0]), '?')}")
+        until = time.monotonic_ns() + int(duration_s * 1e9)
+        st["stall_until_ns"] = until
+        self.stalled[(target, engine)] = until
+        return {"engine": engine, "until_ns": until, "packets": engine_packets(self.plat.pm, int(target[2:]))}
+
+    def stall_pending(self, target: str, engine: int) -> bool:
+        """The stall this injector set is still in the engine's word (not cleared by the engine yet)."""
+        until = self.stalled.get((target, engine))
+        st = self.plat.pm.agents[int(target[2:])].engine_stats[engine:engine + 1]
+        return until is not None and int(st["stall_until_ns"][0]) == until
+
+    def end_stall(self, target: str, engine: int) -> bool:
+        """Clear a stall this injector set (the engine clears it itself once past): True if it was still set."""
+        until = self.stalled.pop((target, engine), None)
+        if until is None:
+            return False
+        am = self.plat.pm.agents[int(target[2:])]
+        st = am.engine_stats[engine:engine + 1]
+        was = int(st["stall_until_ns"][0]) == until
+        if was:
+            st["stall_until_ns"] = 0
+            addr = am.engine_wake_addr(engine)
+            fetch_add32(addr, 1)        # the wake word changes: the sleeping engine looks again
+            futex_wake(addr)
+        return was
+
+    # -- memory pressure (device memory allocated by this process, the supervisor) ----------------------
+    def memory_pressure(self, agent: int, free_bytes: int) -> dict:
+        """Allocate all of ``agent``'s free device memory but ``free_bytes`` (owned by this process)."""
+        pm = self.plat.pm
+        table = AllocTable(pm.alloc_hdrs[1 + agent], pm.alloc_recs[1 + agent], L.device_base(agent),
+                           pm.topo.memory_bytes, agent)
+        free = pm.topo.memory_bytes - int(table.hdr["used_bytes"][0])
+        want = (free - free_bytes) // L.ALLOC_ALIGN * L.ALLOC_ALIGN
+        if want <= 0:
+            raise InjectError(f"agent {agent} has {free} bytes free, not more than free_bytes {free_bytes}")
+        try:
+            addr = table.allocate(want, L.ALLOC_DEVICE)
+        except AllocError as exc:
+            raise InjectError(f"allocating {want} bytes of agent {agent}'s memory: {exc}") from None
+        self.hogs.append((table, addr))
+        return {"agent": agent, "allocated": want, "address": hex(addr),
+                "free_after": pm.topo.memory_bytes - int(table.hdr["used_bytes"][0])}
+
+    def release_memory(self) -> int:
+        """Free what ``memory_pressure`` allocated; returns the bytes freed."""
+        n = 0
+        while self.hogs:
+            table, addr = self.hogs.pop()
+            n += table.free(addr)
+        return n

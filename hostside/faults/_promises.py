@@ -15,11 +15,14 @@ The kinds and what they read (docs/FAULTS.md says which fault each belongs to):
 * ``reclaimed``: the CPs freed every queue, allocation and signal of the killed workload (within ``within_s``);
 * ``queue_error``: after fault ``fault``, a workload queue entered error with HSA status ``status``;
 * ``dfx_balanced``: collected + dropped == total for every DFX pool;
-* ``dfx_no_loss``: no DFX record was dropped.
+* ``dfx_no_loss``: no DFX record was dropped;
+* ``engine_stalled``: during stall_engine fault ``fault`` the stalled engine ran at most the turn it
+  was in (``TURN_PACKETS`` per stream) while another engine of the CP ran packets, and the stall ran
+  to its deadline.
 """
 from __future__ import annotations
 
-__all__ = ["check_all", "check"]
+__all__ = ["check_all", "check", "TURN_PACKETS"]
 
 
 def _of(items, type_):
@@ -203,10 +206,38 @@ def _dfx_no_loss(p, items, faults):
         {"dropped": dropped, "total": total, "pools": lossy}
 
 
+#: Packets an engine may still run after its stall word was set: the turn it was in (64 per queue).
+TURN_PACKETS = 64
+
+
+def _engine_stalled(p, items, faults):
+    rec = faults[p.fault]
+    ok, why = _injected(rec)
+    if not ok:
+        return False, why, {}
+    if rec["kind"] != "stall_engine":
+        return False, f"{_fault_line(rec)} is not a stall_engine fault", {}
+    end = [i for i in _of(items, "fault_end") if i["index"] == rec["index"]]
+    if not end:
+        return False, f"{_fault_line(rec)} never ended", {}
+    end = end[0]
+    e, during = end["engine"], end["packets_during"]
+    streams = len({x["stream"] for x in _wl(items, "sync")} | {x["stream"] for x in _wl(items, "error")}) or 1
+    limit = TURN_PACKETS * streams
+    others = {i: n for i, n in enumerate(during) if i != e}
+    held = during[e] <= limit and any(others.values()) and not end.get("early")
+    span = end["t_s"] - rec["t_s"]
+    return held, (f"engine {e} of {rec['target']} ran {during[e]} packet(s) during its {span:.3f} s stall (at most "
+                  f"{limit}: the turn it was in); the other engines ran "
+                  + ", ".join(f"engine {i}: {n}" for i, n in others.items())
+                  + (f"; ended early: {end['early']}" if end.get("early") else "")), \
+        {"packets_during": during, "engine": e, "limit": limit}
+
+
 _CHECKS = {"host_error": _host_error, "no_host_error": _no_host_error, "workload_completes": _workload_completes,
            "role_dead": _role_dead, "roles_alive": _roles_alive, "others_served": _others_served,
            "probe_served": _probe_served, "reclaimed": _reclaimed, "queue_error": _queue_error,
-           "dfx_balanced": _dfx_balanced, "dfx_no_loss": _dfx_no_loss}
+           "dfx_balanced": _dfx_balanced, "dfx_no_loss": _dfx_no_loss, "engine_stalled": _engine_stalled}
 
 
 def check(index: int, p, items: list[dict], faults: list[dict]) -> dict:

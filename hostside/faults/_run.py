@@ -21,15 +21,18 @@ from pathlib import Path
 from hostside.platform import Platform
 from shm_layout import layouts as L
 
-from ._inject import InjectError, Injector, dispatches, owned_by, records
+from ._inject import InjectError, Injector, dispatches, engine_packets, lane_stalls, owned_by, records
+from ._outputs import write_outputs
 from ._promises import check_all
 
-__all__ = ["run_scenario", "POLL_S", "RECLAIM_BOUND_S", "PROBE_TIMEOUT_S"]
+__all__ = ["run_scenario", "POLL_S", "RECLAIM_BOUND_S", "PROBE_TIMEOUT_S", "STALL_CLEAR_BOUND_S"]
 
 #: Period of the run loop (triggers, role deaths, queue errors, the workload's events).
 POLL_S = 0.005
 #: After the workload was SIGKILLed: how long the run waits for the CP to reclaim what it owned.
 RECLAIM_BOUND_S = 10.0
+#: How long the end of a stall waits for the engine to clear its stall word itself (it wakes at the deadline).
+STALL_CLEAR_BOUND_S = 1.0
 #: Bound of the probe client (one launch and sync) that checks the platform still serves.
 PROBE_TIMEOUT_S = 30.0
 
@@ -89,6 +92,7 @@ def _start_platform(cfg: dict, log_path: Path) -> Platform:
 def _spawn_workload(spec: dict, out: Path, tag: str, plat: Platform) -> subprocess.Popen:
     spec_path, events = out / f"{tag}.spec.json", out / f"{tag}.events.jsonl"
     spec_path.write_text(json.dumps(spec))
+    events.write_text("")           # a run directory used again starts a new events file
     env = dict(os.environ, HDEMU_PLATFORM=plat.name, HDEMU_WAIT_TIMEOUT_S=str(spec["wait_timeout_s"]))
     env.pop("HDEMU_CONFIG", None)
     with open(out / f"{tag}.log", "ab") as log:
@@ -116,6 +120,9 @@ class _Run:
                             dict([f.trigger]), state="pending") for i, f in enumerate(sc.fault)]
         self.seen_queue_errors: set = set()
         self.dead_roles: set = set()
+        self.replay_windows = 0
+        self.outputs: dict = {}
+        self.plot = True
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -126,7 +133,9 @@ class _Run:
         up_s = time.monotonic() - t
         self.hist = History(out / "history.jsonl")
         self.hist.add("run", scenario=sc.name, platform=self.plat.name, platform_up_s=round(up_s, 3),
+                      clock_origin_ns=self.hist.t0_ns,
                       roles={n: self.plat.procs[i].pid for n, i in self.roles.items()})
+        self.inj = Injector(self.plat, None)
         for f, rec in zip(sc.fault, self.faults):
             if f.kind == "shrink_pool":
                 ev = {"thread": f.thread, "buffers": f.buffers, "applied": "profiling.pool_overrides at start"}
@@ -134,10 +143,22 @@ class _Run:
                 rec.update(state="injected", t_s=item["t_s"], evidence=ev)
                 self.say(f"{item['t_s']:8.3f} s  fault {rec['index']}: shrink_pool thread {f.thread} to "
                          f"{f.buffers} buffer(s)")
+            elif f.kind == "memory_pressure":
+                t_ns = time.monotonic_ns()
+                try:
+                    ev = self.inj.memory_pressure(sc.workload.device, f.free_bytes)
+                except InjectError as exc:
+                    rec.update(state="failed", reason=str(exc))
+                    self.hist.add("fault", t_ns, index=rec["index"], kind=f.kind, injected=False, reason=str(exc))
+                    continue
+                item = self.hist.add("fault", t_ns, index=rec["index"], kind=f.kind, injected=True, **ev)
+                rec.update(state="injected", t_ns=t_ns, t_s=item["t_s"], evidence=ev)
+                self.say(f"{item['t_s']:8.3f} s  fault {rec['index']}: memory_pressure: {ev['allocated']} bytes of "
+                         f"agent {ev['agent']} taken, {ev['free_after']} left")
         spec = sc.workload.model_dump()
         self.work = _spawn_workload(spec, out, "workload", self.plat)
         self.hist.add("workload_start", pid=self.work.pid)
-        self.inj = Injector(self.plat, self.work)
+        self.inj.workload = self.work
         tail = _EventTail(out / "workload.events.jsonl")
         deadline = time.monotonic() + sc.workload.timeout_s
         while True:
@@ -154,6 +175,7 @@ class _Run:
             time.sleep(POLL_S)
         self._events(tail)
         self.hist.add("workload_exit", pid=self.work.pid, exit_code=self.work.returncode)
+        self._end_faults()
         for rec in self.faults:
             if rec["state"] == "pending":
                 rec.update(state="skipped", reason="the workload ended before its trigger")
@@ -161,6 +183,10 @@ class _Run:
                               reason=rec["reason"])
         if any(r["kind"] == "kill" and r["target"] == "workload" and r["state"] == "injected" for r in self.faults):
             self._await_reclaim(self.work.pid)
+        for r in self.faults:       # a killed role: the supervisor notices on its own period (a loaded machine)
+            if r["kind"] == "kill" and r["target"] in self.roles and r["state"] == "injected":
+                self._await_marked_dead(r["target"])
+        self.outputs = write_outputs(self, out, self.plot)    # the trace before a probe may reuse the workload's ring
         if any(p.kind == "probe_served" for p in sc.promise):
             self._probe()
         self._observe()
@@ -172,6 +198,8 @@ class _Run:
         for ev in tail.read():
             t_ns = ev.pop("t_ns")
             self.hist.add("workload", t_ns, **ev)
+            if ev["ev"] == "replay_window":
+                self.replay_windows += 1
             if ev["ev"] == "error":
                 self.say(f"{(t_ns - self.hist.t0_ns) / 1e9:8.3f} s  workload: {ev['name']} (stream {ev['stream']})")
 
@@ -197,16 +225,17 @@ class _Run:
             return time.monotonic_ns() - self.hist.t0_ns >= v * 1e9
         if kind == "after_dispatches":
             return dispatches(self.plat.pm) >= v
+        if kind == "on_lane_stall":
+            return lane_stalls(self.plat.pm, v) >= 1
+        if kind == "on_replay_window":
+            return self.replay_windows >= v
         return records(self.plat.pm) >= v
 
     def _faults(self) -> None:
         for f, rec in zip(self.sc.fault, self.faults):
-            if rec["state"] == "injected" and f.kind == "stop" and "end_t_s" not in rec:
+            if rec["state"] == "injected" and f.kind in ("stop", "stall_engine") and "end_t_s" not in rec:
                 if time.monotonic_ns() - rec["t_ns"] >= f.duration_s * 1e9:
-                    self.inj.resume(f.target)
-                    end = self.hist.add("fault_end", index=rec["index"], kind=f.kind, target=f.target, signal="SIGCONT")
-                    rec["end_t_s"] = end["t_s"]
-                    self.say(f"{end['t_s']:8.3f} s  fault {rec['index']}: SIGCONT {f.target}")
+                    self._end(f, rec)
             if rec["state"] != "pending" or not self._due(f, rec):
                 continue
             t_ns = time.monotonic_ns()
@@ -215,22 +244,66 @@ class _Run:
                     ev = self.inj.kill(f.target)
                 elif f.kind == "stop":
                     ev = self.inj.stop(f.target)
+                elif f.kind == "stall_engine":
+                    ev = self.inj.stall_engine(f.target, f.engine, f.duration_s)
                 else:
-                    ev = self.inj.corrupt_header(self.sc.workload.device, f.queue, f.packet_type)
+                    ev = self.inj.corrupt(f.kind, self.sc.workload.device, f.queue, f.packet_type)
             except InjectError as exc:
                 rec.update(state="failed", reason=str(exc))
                 self.hist.add("fault", t_ns, index=rec["index"], kind=f.kind, target=f.target, injected=False,
                               reason=str(exc))
                 self.say(f"{(t_ns - self.hist.t0_ns) / 1e9:8.3f} s  fault {rec['index']}: NOT injected: {exc}")
                 continue
-            what = {"kill": "SIGKILL", "stop": "SIGSTOP", "corrupt_header": "corrupt header"}[f.kind]
+            what = {"kill": "SIGKILL", "stop": "SIGSTOP", "stall_engine": f"stall engine {f.engine} of"}.get(
+                f.kind, f.kind.replace("_", " "))
             item = self.hist.add("fault", t_ns, index=rec["index"], kind=f.kind, target=f.target or "workload",
                                  injected=True, signal=what, trigger=rec["trigger"], **ev)
             rec.update(state="injected", t_ns=t_ns, t_s=item["t_s"], evidence=ev)
             self.say(f"{item['t_s']:8.3f} s  fault {rec['index']}: {what} {f.target or 'workload'} "
                      f"({', '.join(f'{k} {v}' for k, v in ev.items())})")
 
+    def _end(self, f, rec, early: str = "") -> None:
+        """The end of a fault with a duration: SIGCONT, or the stall's deadline (the engine clears its
+        word itself; ``early``: cleared by the run because the workload ended first)."""
+        if f.kind == "stop":
+            self.inj.resume(f.target)
+            data = {"signal": "SIGCONT"}
+        else:
+            before = rec["evidence"]["packets"]
+            if not early:           # the engine clears its word once past the deadline: give it a moment
+                t = time.monotonic()
+                while self.inj.stall_pending(f.target, f.engine) and time.monotonic() - t < STALL_CLEAR_BOUND_S:
+                    time.sleep(0.001)       # a poll period: the engine wakes at the deadline on its own
+            after = engine_packets(self.plat.pm, int(f.target[2:]))
+            data = {"engine": f.engine, "packets_during": [a - b for a, b in zip(after, before)],
+                    "cleared_by": "run" if self.inj.end_stall(f.target, f.engine) else "engine"}
+        if early:
+            data["early"] = early
+        end = self.hist.add("fault_end", index=rec["index"], kind=f.kind, target=f.target, **data)
+        rec["end_t_s"] = end["t_s"]
+        self.say(f"{end['t_s']:8.3f} s  fault {rec['index']}: end of {f.kind} {f.target}")
+
+    def _end_faults(self) -> None:
+        """After the workload: stalls still set are cleared, memory taken by memory_pressure freed."""
+        for f, rec in zip(self.sc.fault, self.faults):
+            if rec["state"] != "injected" or "end_t_s" in rec:
+                continue
+            if f.kind == "stall_engine":
+                self._end(f, rec, early="the workload ended before the stall's deadline")
+            elif f.kind == "memory_pressure":
+                freed = self.inj.release_memory()
+                end = self.hist.add("fault_end", index=rec["index"], kind=f.kind, freed=freed)
+                rec["end_t_s"] = end["t_s"]
+
     # -- after the workload ----------------------------------------------------------------------
+    def _await_marked_dead(self, role: str) -> None:
+        """Poll (bounded by RECLAIM_BOUND_S) until the supervisor has marked the killed ``role`` dead."""
+        i = self.roles[role]
+        deadline = time.monotonic() + RECLAIM_BOUND_S
+        while (L.ROLE_STATE_NAMES.get(int(self.plat.pm.roles[i]["state"])) != "dead"
+               and time.monotonic() < deadline):
+            time.sleep(0.02)
+
     def _await_reclaim(self, pid: int) -> None:
         """Poll until the CPs freed what the killed workload owned (housekeeping, every 0.5 s)."""
         t = time.monotonic()
@@ -260,6 +333,9 @@ class _Run:
     def cleanup(self) -> None:
         if self.inj is not None:
             self.inj.resume_all()
+            for (target, engine) in list(self.inj.stalled):
+                self.inj.end_stall(target, engine)
+            self.inj.release_memory()
         for p in (self.work, self.probe):
             if p is not None:
                 _reap(p)
@@ -279,7 +355,7 @@ def _interrupt(signum, _frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def run_scenario(sc, cfg: dict, out_dir: str | os.PathLike, progress=print) -> dict:
+def run_scenario(sc, cfg: dict, out_dir: str | os.PathLike, progress=print, plot: bool = True) -> dict:
     """Run one scenario into ``out_dir``; returns the report (also written to report.json). A Ctrl-C
     or SIGTERM stops the run (KeyboardInterrupt) after every process is reaped and every segment gone."""
     out = Path(out_dir)
@@ -293,6 +369,7 @@ def run_scenario(sc, cfg: dict, out_dir: str | os.PathLike, progress=print) -> d
     log.addHandler(handler)
     propagate, log.propagate = log.propagate, False
     r = _Run(sc, cfg, out, progress)
+    r.plot = plot
     t = time.monotonic()
     try:
         r.run()
@@ -314,6 +391,7 @@ def run_scenario(sc, cfg: dict, out_dir: str | os.PathLike, progress=print) -> d
     report["promises"] = check_all(sc, r.hist.items, r.faults)
     report["verdict"] = "FAILED" if any(p["verdict"] == "FAILED" for p in report["promises"]) else "HELD"
     report["counts"] = _counts(r.hist.items)
+    report["outputs"] = r.outputs
     with open(out / "report.json", "w") as f:
         json.dump(report, f, indent=1)
     return report

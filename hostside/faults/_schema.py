@@ -21,17 +21,29 @@ from shm_layout.config import parse_config
 from shm_layout.errors import ConfigError
 
 __all__ = ["Scenario", "Workload", "Fault", "Promise", "load_scenario", "load_scenario_text", "builtin_scenarios",
-           "resolve_scenario", "BUILTINS", "FAULT_KINDS", "PROMISE_KINDS", "TRIGGERS"]
+           "resolve_scenario", "BUILTINS", "FAULT_KINDS", "PROMISE_KINDS", "TRIGGERS", "CORRUPT_KINDS",
+           "AT_START_KINDS", "DURATION_KINDS"]
 
 #: Built-in workloads (``[workload] builtin = ...``), each in ``_workload``.
-BUILTINS = ("launch_loop", "async_pipeline", "graph_loop", "dfx_synthetic")
+BUILTINS = ("launch_loop", "async_pipeline", "graph_loop", "dfx_synthetic", "replay_loop")
 #: Fault kinds of this slice.
-FAULT_KINDS = ("kill", "stop", "corrupt_header", "shrink_pool")
-#: What a fault's ``when`` can be (exactly one of them, except for shrink_pool, applied at start).
-TRIGGERS = ("at_s", "after_dispatches", "after_records")
+FAULT_KINDS = ("kill", "stop", "corrupt_header", "shrink_pool", "stall_engine", "corrupt_kernel_object",
+               "corrupt_kernarg", "corrupt_dependency", "corrupt_read_index", "corrupt_doorbell", "memory_pressure")
+#: Corruptions of the workload's queue (``_corrupt``): target omitted or ``workload``, ``queue`` says which.
+CORRUPT_KINDS = ("corrupt_header", "corrupt_kernel_object", "corrupt_kernarg", "corrupt_dependency",
+                 "corrupt_read_index", "corrupt_doorbell")
+#: Kinds applied before the workload starts (no trigger).
+AT_START_KINDS = ("shrink_pool", "memory_pressure")
+#: Kinds that last ``duration_s`` (required).
+DURATION_KINDS = ("stop", "stall_engine")
+#: What a fault's ``when`` can be (exactly one of them, except for the kinds applied at start): a time,
+#: a count, or an event (``on_lane_stall``: DFX lane i's first stall, as its lane_status counts it;
+#: ``on_replay_window``: the workload entered its n-th replay window, 1-based).
+TRIGGERS = ("at_s", "after_dispatches", "after_records", "on_lane_stall", "on_replay_window")
 #: Promise kinds (``_promises``).
 PROMISE_KINDS = ("host_error", "no_host_error", "workload_completes", "role_dead", "roles_alive",
-                 "others_served", "probe_served", "reclaimed", "queue_error", "dfx_balanced", "dfx_no_loss")
+                 "others_served", "probe_served", "reclaimed", "queue_error", "dfx_balanced", "dfx_no_loss",
+                 "engine_stalled")
 _ROLE = r"^(workload|collector|cp(0|[1-9][0-9]*)|lane(0|[1-9][0-9]*))$"
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0)]
@@ -58,6 +70,9 @@ class Workload(_Strict):
     duration_s: Seconds = 1.0
     nodes: int = Field(8, ge=1, le=256)            # graph_loop: kernels per graph
     elements: int = Field(1024, ge=1, le=1 << 20)  # async_pipeline: floats per stream
+    threads: bool = False                          # launch_loop: each stream in a thread of its own
+    wait_events: bool = False                      # launch_loop: an event record + same-stream wait per batch
+    passes: int = Field(2, ge=2, le=16)            # replay_loop: replay passes per dispatch
     wait_timeout_s: Seconds = 10.0                 # HDEMU_WAIT_TIMEOUT_S of the workload
     timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 60.0   # the run's bound
 
@@ -77,30 +92,38 @@ class Fault(_Strict):
     at_s: Optional[Seconds] = None
     after_dispatches: Optional[Count] = None
     after_records: Optional[Count] = None
+    on_lane_stall: Optional[Count] = None          # the DFX lane whose first stall triggers it
+    on_replay_window: Optional[Annotated[int, Field(ge=1)]] = None   # the n-th replay window (1-based)
     duration_s: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = None
     queue: int = Field(0, ge=0)                    # corrupt_header: the workload's n-th AQL queue
     packet_type: int = Field(4, ge=0, le=255)      # corrupt_header: the type written (4 = AGENT_DISPATCH)
     thread: int = Field(0, ge=0)                   # shrink_pool: AICPU thread
     buffers: int = Field(1, ge=1, le=1024)         # shrink_pool: its buffers per pool
+    engine: int = Field(0, ge=0)                   # stall_engine: the engine of the CP (n_engines = SDMA)
+    free_bytes: int = Field(65536, ge=0)           # memory_pressure: device memory left free
 
     @model_validator(mode="after")
     def _shape(self):
         when = [k for k in TRIGGERS if getattr(self, k) is not None]
-        if self.kind == "shrink_pool":
+        if self.kind in AT_START_KINDS:
             if when:
-                raise _bad(f"{when[0]} does not apply to kind 'shrink_pool' (applied when the platform starts)")
+                raise _bad(f"{when[0]} does not apply to kind {self.kind!r} (applied when the platform starts)")
         elif len(when) != 1:
             raise _bad(f"needs exactly one of {', '.join(TRIGGERS)}" + (f" (given: {', '.join(when)})" if when else ""))
-        if self.kind == "stop" and self.duration_s is None:
-            raise _bad("duration_s is required for kind 'stop'")
-        if self.kind != "stop" and self.duration_s is not None:
+        if self.kind in DURATION_KINDS and self.duration_s is None:
+            raise _bad(f"duration_s is required for kind {self.kind!r}")
+        if self.kind not in DURATION_KINDS and self.duration_s is not None:
             raise _bad(f"duration_s does not apply to kind {self.kind!r}")
         if self.kind in ("kill", "stop") and self.target is None:
             raise _bad(f"target is required for kind {self.kind!r} (workload, cp<i>, lane<i> or collector)")
-        if self.kind == "corrupt_header" and self.target not in (None, "workload"):
-            raise _bad("target of kind 'corrupt_header' is a queue of the workload: omit it or say 'workload'")
+        if self.kind == "stall_engine" and (self.target is None or not self.target.startswith("cp")):
+            raise _bad("target of kind 'stall_engine' is a command processor: cp<i> (and engine = its engine)")
+        if self.kind in CORRUPT_KINDS and self.target not in (None, "workload"):
+            raise _bad(f"target of kind {self.kind!r} is a queue of the workload: omit it or say 'workload'")
         if self.kind == "shrink_pool" and self.target is not None:
             raise _bad("target does not apply to kind 'shrink_pool' (say thread and buffers)")
+        if self.kind == "memory_pressure" and self.target is not None:
+            raise _bad("target does not apply to kind 'memory_pressure' (the workload's device; say free_bytes)")
         return self
 
     @property
@@ -196,8 +219,24 @@ def _cross_check(sc: Scenario, cfg: dict) -> list[str]:
                 errs.append(f"fault[{i}].thread must be below {threads} (lanes * threads_per_lane), not {f.thread}")
         if f.after_records is not None and not prof["enabled"]:
             errs.append(f"fault[{i}].after_records needs [platform.profiling] enabled = true")
+        if f.on_lane_stall is not None:
+            if not prof["enabled"]:
+                errs.append(f"fault[{i}].on_lane_stall needs [platform.profiling] enabled = true")
+            elif f.on_lane_stall >= prof["lanes"]:
+                errs.append(f"fault[{i}].on_lane_stall must be below {prof['lanes']} (the platform's lanes), "
+                            f"not {f.on_lane_stall}")
+        if f.on_replay_window is not None and sc.workload.builtin not in ("replay_loop", None):
+            errs.append(f"fault[{i}].on_replay_window needs a workload that enters replay windows "
+                        f"(builtin 'replay_loop', or a user's entry/program recording 'replay_window' events)")
+        if f.kind == "stall_engine" and f.engine > cfg["engines"]:
+            errs.append(f"fault[{i}].engine must be at most {cfg['engines']} (engines; {cfg['engines']} is the "
+                        f"SDMA engine), not {f.engine}")
+        if f.kind in ("memory_pressure", *CORRUPT_KINDS) and sc.workload.device >= cfg["agents"]:
+            errs.append(f"fault[{i}] ({f.kind}) acts on workload.device {sc.workload.device}: the platform has "
+                        f"{cfg['agents']} agent(s)")
     for i, p in enumerate(sc.promise):
-        about_fault = p.kind in ("host_error", "role_dead", "others_served", "reclaimed", "queue_error")
+        about_fault = p.kind in ("host_error", "role_dead", "others_served", "reclaimed", "queue_error",
+                                 "engine_stalled")
         if about_fault and p.fault >= len(sc.fault):
             errs.append(f"promise[{i}].fault must name one of the {len(sc.fault)} [[fault]] entries, not {p.fault}")
         role_ok(f"promise[{i}].role", p.role)

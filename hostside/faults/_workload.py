@@ -1,11 +1,13 @@
 """The workload process: ``python -m hostside.faults workload SPEC.json EVENTS.jsonl`` (``hdemu run``
 starts it with ``HDEMU_PLATFORM`` set to the scenario's platform).
 
-It runs one built-in workload (``launch_loop``, ``async_pipeline``, ``graph_loop``, ``dfx_synthetic``),
+It runs one built-in workload (``launch_loop``, ``async_pipeline``, ``graph_loop``, ``dfx_synthetic``,
+``replay_loop``),
 a user's ``entry = "module:function"`` (called with an ``Events`` object) or a ``program`` (run as
 ``__main__``), and appends what it observes to EVENTS, one JSON object a line, each stamped with
 ``CLOCK_MONOTONIC`` (``t_ns``, the clock every hdemu process shares): ``start``, ``sync`` (a stream's
-work completed), ``error`` (a ``HipError`` raised: its name, message and stream), ``done`` (per
+work completed; ``lat_s`` the time since that stream's previous sync: one batch's launch-to-completion
+latency), ``replay_window`` (``replay_loop``: a dispatch entered its replay window), ``error`` (a ``HipError`` raised: its name, message and stream), ``done`` (per
 stream: launched, verified). A stream whose call raised is not used again; the others go on.
 """
 from __future__ import annotations
@@ -15,15 +17,16 @@ import json
 import os
 import runpy
 import sys
+import threading
 import time
 
 import numpy as np
 
-from hostside import hip
+from hostside import hip, replay
 from shm_layout import dfx as D
 from shm_layout.topology import PlatformMap
 
-__all__ = ["Events", "run_workload", "KERNELS"]
+__all__ = ["Events", "run_workload", "KERNELS", "replay_loop"]
 
 KERNELS = '''
 from shm_layout.kernels import kernel
@@ -45,9 +48,12 @@ class Events:
 
     def __init__(self, path: str):
         self.f = open(path, "a", buffering=1)
+        self.lock = threading.Lock()        # one line at a time (``threads``: a thread per stream)
 
     def record(self, ev: str, **data) -> None:
-        self.f.write(json.dumps({"t_ns": time.monotonic_ns(), "ev": ev, **data}) + "\n")
+        line = json.dumps({"t_ns": time.monotonic_ns(), "ev": ev, **data}) + "\n"
+        with self.lock:
+            self.f.write(line)
 
     def error(self, exc: BaseException, stream=None) -> None:
         self.record("error", stream=stream, name=getattr(exc, "name", type(exc).__name__), message=str(exc))
@@ -65,6 +71,7 @@ class _Streams:
         self.streams = [hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking) for _ in range(w["streams"])]
         self.healthy = list(range(len(self.streams)))
         self.deadline = time.monotonic() + w["duration_s"]
+        self.last = [time.monotonic()] * len(self.streams)     # each stream's previous sync
         self.iteration = 0
         self.errors = 0
 
@@ -93,7 +100,9 @@ class _Streams:
     def sync(self, i: int, **data) -> bool:
         ok = self.guard(i, hip.hipStreamSynchronize, self.streams[i])
         if ok:
-            self.ev.record("sync", stream=i, **data)
+            now = time.monotonic()
+            self.ev.record("sync", stream=i, lat_s=round(now - self.last[i], 6), **data)
+            self.last[i] = now
         return ok
 
 
@@ -107,18 +116,25 @@ def _counter_of(st: _Streams, i: int, dev: int) -> int | None:
 
 def launch_loop(w: dict, ev: Events) -> bool:
     """``batch`` launches of a counting kernel per stream, then a sync of each; at the end each
-    healthy stream's counter must equal its launches."""
+    healthy stream's counter must equal its launches. With ``wait_events`` each batch records an
+    event half-way and waits on it on the same stream (a BARRIER_AND with a dependency signal)."""
     st = _Streams(w, ev)
     ctr = [hip.hipMalloc(4) for _ in st.streams]
     for i, c in enumerate(ctr):
         st.guard(i, hip.hipMemsetAsync, c, 0, 4, st.streams[i])
     launched = [0] * len(st.streams)
+    evs = [hip.hipEventCreateWithFlags(hip.hipEventDisableTiming) for _ in st.streams] if w["wait_events"] else []
 
     def launch(i):
-        for _ in range(w["batch"]):
+        for n in range(w["batch"]):
+            if evs and n == w["batch"] // 2:
+                hip.hipEventRecord(evs[i], st.streams[i])
+                hip.hipStreamWaitEvent(st.streams[i], evs[i], 0)
             hip.hipModuleLaunchKernel(st.inc, 1, 1, 1, 1, 1, 1, 0, st.streams[i], [ctr[i]])
             launched[i] += 1
-    while st.more():
+    if w["threads"]:
+        _per_stream_threads(st, launch, launched)
+    while not w["threads"] and st.more():
         for i in list(st.healthy):
             st.guard(i, launch, i)
         for i in list(st.healthy):
@@ -128,6 +144,25 @@ def launch_loop(w: dict, ev: Events) -> bool:
         verified[i] = _counter_of(st, i, ctr[i]) == launched[i]
     ev.record("done", launched=launched, verified=verified, healthy=st.healthy)
     return not st.errors and all(verified[i] for i in st.healthy)
+
+
+def _per_stream_threads(st: _Streams, launch, launched) -> None:
+    """``threads``: each stream launches and syncs in a thread of its own, so a stream that waits
+    long does not hold the others back (each with the iteration or duration budget)."""
+    def loop(i):
+        n = 0
+        while i in st.healthy:
+            n += 1
+            if (st.w["iterations"] and n > st.w["iterations"]) or (
+                    not st.w["iterations"] and time.monotonic() >= st.deadline):
+                return
+            if st.guard(i, launch, i):
+                st.sync(i, launched=launched[i])
+    ts = [threading.Thread(target=loop, args=(i,), name=f"stream{i}") for i in range(len(st.streams))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
 
 
 def async_pipeline(w: dict, ev: Events) -> bool:
@@ -207,8 +242,23 @@ def dfx_synthetic(w: dict, ev: Events) -> bool:
         pm.close()
 
 
+def replay_loop(w: dict, ev: Events) -> bool:
+    """``launch_loop`` under kernel replay: every dispatch is replayed ``passes`` times (device memory
+    restored between passes, so each counter still counts launches once); each window's CONFIG ENTER
+    is recorded as a ``replay_window`` event (the ``on_replay_window`` trigger)."""
+    windows = [0]
+
+    def callback(op, phase, data):
+        if op == replay.CONFIG and phase == replay.ENTER:
+            windows[0] += 1
+            data.replay_pass_count = w["passes"]
+            ev.record("replay_window", n=windows[0], dispatch_id=data.dispatch_id)
+    replay.configure(callback)
+    return launch_loop(w, ev)
+
+
 _BUILTINS = {"launch_loop": launch_loop, "async_pipeline": async_pipeline, "graph_loop": graph_loop,
-             "dfx_synthetic": dfx_synthetic}
+             "dfx_synthetic": dfx_synthetic, "replay_loop": replay_loop}
 
 
 def _user(w: dict, ev: Events) -> bool:

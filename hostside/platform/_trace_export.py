@@ -3,11 +3,15 @@
 Tracks: one process entry per hdemu process (pid); within it a thread track per queue (host
 events: launches, doorbells) or per engine (device: kernel and copy slices). Kernel executions are
 "X" slices, doorbells "i" instants, and a flow ("s" -> "f") links each launch to its execution by
-dispatch id.
+dispatch id. ``fault_windows`` (``hdemu run``) adds a process of its own, "faults", with one track:
+a slice per fault with a duration, an instant per fault without one. Timestamps are microseconds from
+the earliest event; ``otherData`` keeps that origin as an absolute CLOCK_MONOTONIC time
+(``clock_origin_ns``), so traces of separate runs line up.
 """
 from __future__ import annotations
 
 import json
+import os
 
 from shm_layout import layouts as L
 from shm_layout.trace import read_all
@@ -16,13 +20,34 @@ _NAMES = {L.EV_DOORBELL: "doorbell", L.EV_LAUNCH: "launch", L.EV_COPY_SUBMIT: "c
           L.EV_QUEUE_ERROR: "queue error", L.EV_BARRIER_END: "barrier"}
 
 
-def build_trace(pm) -> dict:
+#: The pid and tid of the fault track (no process has pid 0).
+FAULT_PID, FAULT_TID = 0, 1
+
+
+def _fault_events(windows, us) -> list[dict]:
+    """The fault track: ``windows`` are dicts with ``name``, ``start_ns``, optional ``end_ns`` and
+    ``args``."""
+    out = [{"ph": "M", "name": "process_name", "pid": FAULT_PID, "tid": FAULT_TID, "args": {"name": "faults"}},
+           {"ph": "M", "name": "thread_name", "pid": FAULT_PID, "tid": FAULT_TID, "args": {"name": "fault windows"}}]
+    for w in windows:
+        base = {"name": w["name"], "cat": "fault", "pid": FAULT_PID, "tid": FAULT_TID, "ts": us(w["start_ns"]),
+                "args": w.get("args") or {}}
+        if w.get("end_ns") is not None:
+            out.append({**base, "ph": "X", "dur": max((w["end_ns"] - w["start_ns"]) / 1000.0, 0.001)})
+        else:
+            out.append({**base, "ph": "i", "s": "g"})
+    return out
+
+
+def build_trace(pm, fault_windows=None) -> dict:
     events = []
     t0 = None
     rings = read_all(pm)
     for _i, _name, _role, ev in rings:
         if len(ev):
             t0 = int(ev["ts"][0]) if t0 is None else min(t0, int(ev["ts"][0]))
+    for w in fault_windows or ():
+        t0 = int(w["start_ns"]) if t0 is None else min(t0, int(w["start_ns"]))
     t0 = t0 or 0
     us = lambda ns: (int(ns) - t0) / 1000.0  # noqa: E731
     seen_threads = set()
@@ -59,12 +84,17 @@ def build_trace(pm) -> dict:
                 if kind in (L.EV_LAUNCH, L.EV_COPY_SUBMIT):
                     events.append({"ph": "s", "name": "launch", "cat": "flow", "id": a, "pid": pid,
                                    "tid": tid, "ts": us(ts)})
-    return {"traceEvents": events, "displayTimeUnit": "ns"}
+    if fault_windows:
+        events += _fault_events(fault_windows, us)
+    return {"traceEvents": events, "displayTimeUnit": "ns",
+            "otherData": {"clock": "CLOCK_MONOTONIC", "clock_origin_ns": t0,
+                          "exporter_pid": os.getpid()}}
 
 
-def write_trace(pm, path: str) -> int:
-    """Write the trace JSON to ``path``; returns the number of trace events."""
-    t = build_trace(pm)
+def write_trace(pm, path: str, fault_windows=None) -> int:
+    """Write the trace JSON to ``path`` (with the fault track when ``fault_windows`` is given);
+    returns the number of trace events."""
+    t = build_trace(pm, fault_windows)
     with open(path, "w") as f:
         json.dump(t, f)
     return len(t["traceEvents"])

@@ -38,12 +38,14 @@ def test_every_shipped_scenario_loads_and_has_a_fault_and_a_promise():
         sc, cfg, _p = load_scenario(name)
         assert sc.name == name and sc.fault and sc.promise
         kinds |= {f.kind for f in sc.fault}
-    assert kinds == {"kill", "stop", "corrupt_header", "shrink_pool"}
+    assert kinds == {"kill", "stop", "corrupt_header", "shrink_pool", "stall_engine", "corrupt_kernel_object",
+                     "corrupt_kernarg", "corrupt_dependency", "corrupt_read_index", "corrupt_doorbell",
+                     "memory_pressure"}
 
 
 @pytest.mark.parametrize("edit, message", [
     (("at_s = 0.1", "at_s = true"), "s.toml: fault[0].at_s must be a number, not True"),
-    (('kind = "kill"', 'kind = "kil"'), "s.toml: fault[0].kind must be 'kill', 'stop', 'corrupt_header' or"),
+    (('kind = "kill"', 'kind = "kil"'), "s.toml: fault[0].kind must be 'kill', 'stop', 'corrupt_header', 'shrink_pool',"),
     (("at_s = 0.1", "at_s = 0.1\nduration_s = 1.0"), "s.toml: fault[0]: duration_s does not apply to kind 'kill'"),
     (("at_s = 0.1", ""), "s.toml: fault[0]: needs exactly one of at_s, after_dispatches, after_records"),
     (('target = "cp0"', 'target = "cp3"'), "s.toml: fault[0].target 'cp3': the platform has 1 agent(s)"),

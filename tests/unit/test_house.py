@@ -37,7 +37,7 @@ ALLOWED = {
     "hostside.miopen": {"shm_layout", "hostside", "hostside.hip"},
     "hostside.demo": {"shm_layout", "hostside", "hostside.hip", "hostside.hsa", "hostside.platform",
                       "hostside.dfx"},
-    "hostside.faults": {"shm_layout", "hostside", "hostside.hip", "hostside.platform"},
+    "hostside.faults": {"shm_layout", "hostside", "hostside.hip", "hostside.platform", "hostside.replay"},
 }
 
 

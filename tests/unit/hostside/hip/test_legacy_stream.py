@@ -25,7 +25,8 @@ def dint():
 
     def make(n=16):
         p = hip.hipMalloc(4 * n)
-        hip.hipMemset(p, 0, 4 * n)
+        hip.hipMemset(p, 0, 4 * n)      # asynchronous for device memory (as in HIP): wait for it, so a
+        hip.hipDeviceSynchronize()      # non-blocking stream's kernel cannot run before it
         ptrs.append(p)
         return p
     yield make
