@@ -2,7 +2,7 @@
 
 This top-level name is only the version and the map of the packages; the code lives in
 ``shm_layout`` (the shared contract), ``deviceside`` (command processor, AICPU lanes) and
-``hostside`` (hip, clr, hsa, replay, dfx, platform, demo, faults). See docs/ARCHITECTURE.md.
+``hostside`` (hip, clr, hsa, replay, dfx, platform, demo, faults, studies). See docs/ARCHITECTURE.md.
 """
 from importlib import metadata as _metadata
 
@@ -24,6 +24,7 @@ PACKAGES = {
     "hostside.platform": "supervisor, standalone server, status, trace export, the hdemu CLI",
     "hostside.demo": "the demo workload (./scripts/demo)",
     "hostside.faults": "scenario files, fault injection and promise checks (hdemu run)",
+    "hostside.studies": "timing studies: CSV, plots, traces and summaries (hdemu study)",
 }
 
 __all__ = ["__version__", "PACKAGES"]

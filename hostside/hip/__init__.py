@@ -33,10 +33,13 @@ from ._errors import HipError, hipError_t, hipGetErrorName, hipGetLastError, hip
 from ._context import hipStream_t, hipStreamDefault, hipStreamLegacy, hipStreamNonBlocking, hipStreamPerThread
 from ._device import (hipDeviceProp_t, hipDeviceReset, hipDeviceSynchronize, hipGetDevice, hipGetDeviceCount,
                       hipGetDeviceProperties, hipSetDevice)
+from ._device import hipDeviceCanAccessPeer, hipDeviceDisablePeerAccess, hipDeviceEnablePeerAccess
 from ._device import HIP_VERSION, hipDeviceAttribute_t, hipDeviceGetAttribute, hipDriverGetVersion, hipRuntimeGetVersion
 from ._memory import (hipFree, hipHostFree, hipHostMalloc, hipMalloc, hipMemcpy, hipMemcpyAsync, hipMemcpyDefault,
                       hipMemcpyDeviceToDevice, hipMemcpyDeviceToHost, hipMemcpyHostToDevice, hipMemcpyHostToHost,
                       hipMemcpyKind, hipMemset, hipMemsetAsync, host_array)
+from ._memory import (hipFreeHost, hipHostAlloc, hipMallocHost, hipMemcpyPeer, hipMemcpyPeerAsync,
+                      hipMemcpyWithStream)
 from ._memory import (hipHostMallocCoherent, hipHostMallocDefault, hipHostMallocMapped, hipHostMallocNonCoherent,
                       hipHostMallocNumaUser, hipHostMallocPortable, hipHostMallocUncached, hipHostMallocWriteCombined)
 from ._memory import (hipInvalidDeviceId, hipMemcpyDtoD, hipMemcpyDtoDAsync, hipMemcpyDtoH, hipMemcpyDtoHAsync,
@@ -92,6 +95,8 @@ __all__ = [
     "hipMemsetD8Async", "hipMemsetD16Async", "hipMemsetD32Async", "hipMemoryType", "hipMemoryTypeUnregistered",
     "hipMemoryTypeHost", "hipMemoryTypeDevice", "hipMemoryTypeManaged", "hipMemoryTypeArray", "hipMemoryTypeUnified",
     "hipInvalidDeviceId", "hipPointerAttribute_t", "hipPointerGetAttributes", "hipMemGetInfo",
+    "hipMallocHost", "hipHostAlloc", "hipFreeHost", "hipMemcpyWithStream", "hipMemcpyPeer", "hipMemcpyPeerAsync",
+    "hipDeviceCanAccessPeer", "hipDeviceEnablePeerAccess", "hipDeviceDisablePeerAccess",
     "hipHostMallocDefault", "hipHostMallocPortable", "hipHostMallocMapped", "hipHostMallocWriteCombined",
     "hipHostMallocUncached", "hipHostMallocNumaUser", "hipHostMallocCoherent", "hipHostMallocNonCoherent",
     # streams and events (_stream)

@@ -59,6 +59,7 @@ class _State:
         self.streams: set = set()
         self.blocking: dict[int, list] = {}     # device -> its live blocking streams (null excluded)
         self.null_holders: dict[int, _NullHolder] = {}
+        self.peer_access: set = set()           # (device, peer) pairs enabled by hipDeviceEnablePeerAccess
         self.lock = threading.Lock()
 
 

@@ -11,7 +11,8 @@ from ._context import _current_device, _reset, _set_current_device, _st, _synchr
 from ._errors import _api, _raise, hipError_t
 from ._limits import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK, WARP_SIZE
 
-__all__ = ["hipGetDeviceCount", "hipSetDevice", "hipGetDevice", "hipDeviceProp_t", "hipGetDeviceProperties",
+__all__ = ["hipDeviceCanAccessPeer", "hipDeviceEnablePeerAccess", "hipDeviceDisablePeerAccess", "hipGetDeviceCount",
+           "hipSetDevice", "hipGetDevice", "hipDeviceProp_t", "hipGetDeviceProperties",
            "hipDeviceAttribute_t", "hipDeviceGetAttribute", "hipDriverGetVersion", "hipRuntimeGetVersion",
            "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR", "HIP_VERSION_PATCH", "HIP_VERSION",
            "hipDeviceSynchronize", "hipDeviceReset"]
@@ -223,6 +224,46 @@ def hipDriverGetVersion() -> int:
 def hipRuntimeGetVersion() -> int:
     """HIP_VERSION (no runtime is started)."""
     return HIP_VERSION
+
+
+# -- peer access -------------------------------------------------------------------------------------
+@_api
+def hipDeviceCanAccessPeer(device: int, peerDevice: int) -> int:
+    """1: every emulated device reaches every other's memory (one address space, copies by SDMA);
+    0 for a device and itself, as HIP reports."""
+    rt = _st().rt
+    _check_device(rt, device)
+    _check_device(rt, peerDevice)
+    return int(device != peerDevice)
+
+
+@_api
+def hipDeviceEnablePeerAccess(peerDevice: int, flags: int = 0) -> None:
+    """Record that the current device may access ``peerDevice``'s memory (it always can: the state is
+    kept for the error codes HIP returns: hipErrorPeerAccessAlreadyEnabled on a second call,
+    hipErrorInvalidDevice for the current device itself, hipErrorInvalidValue for flags)."""
+    st = _st()
+    _check_device(st.rt, peerDevice)
+    if flags != 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"flags must be 0, not {flags!r}")
+    dev = _current_device()
+    if peerDevice == dev:
+        _raise(hipError_t.hipErrorInvalidDevice, "a device cannot enable peer access to itself")
+    with st.lock:
+        if (dev, peerDevice) in st.peer_access:
+            _raise(hipError_t.hipErrorPeerAccessAlreadyEnabled, f"device {dev} already accesses device {peerDevice}")
+        st.peer_access.add((dev, peerDevice))
+
+
+@_api
+def hipDeviceDisablePeerAccess(peerDevice: int) -> None:
+    st = _st()
+    _check_device(st.rt, peerDevice)
+    dev = _current_device()
+    with st.lock:
+        if (dev, peerDevice) not in st.peer_access:
+            _raise(hipError_t.hipErrorPeerAccessNotEnabled, f"device {dev} has no peer access to device {peerDevice}")
+        st.peer_access.discard((dev, peerDevice))
 
 
 @_api

@@ -17,7 +17,7 @@ from shm_layout import layouts as L
 
 from ..hsa import HsaError
 from ._capture_rules import check_unsafe, implicit_capture_check
-from ._context import _current_device, _get_stream, _st, _synchronize_device
+from ._context import _current_device, _get_stream, _peek_stream, _st, _synchronize_device
 from ._errors import _api, _from_hsa, _raise, hipError_t
 
 __all__ = ["hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree", "host_array", "hipMemcpyKind",
@@ -28,7 +28,8 @@ __all__ = ["hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree", "host_array",
            "hipMemsetD16Async", "hipMemsetD32Async", "hipMemoryType", "hipMemoryTypeUnregistered",
            "hipMemoryTypeHost", "hipMemoryTypeDevice", "hipMemoryTypeManaged", "hipMemoryTypeArray",
            "hipMemoryTypeUnified", "hipInvalidDeviceId", "hipPointerAttribute_t", "hipPointerGetAttributes",
-           "hipMemGetInfo", "hipHostMallocDefault", "hipHostMallocPortable", "hipHostMallocMapped",
+           "hipMemGetInfo", "hipMallocHost", "hipHostAlloc", "hipFreeHost", "hipMemcpyWithStream", "hipMemcpyPeer",
+           "hipMemcpyPeerAsync", "hipHostMallocDefault", "hipHostMallocPortable", "hipHostMallocMapped",
            "hipHostMallocWriteCombined", "hipHostMallocUncached", "hipHostMallocNumaUser", "hipHostMallocCoherent",
            "hipHostMallocNonCoherent"]
 
@@ -96,14 +97,37 @@ def _host_info(rt) -> dict:
 
 @_api
 def hipHostFree(ptr: int) -> None:
+    """Synchronises the device that was current at hipHostMalloc (as CLR does: work in flight may
+    still read or write the memory), then frees it."""
     if not ptr:
         return
+    check_unsafe("hipHostFree")
     rt = _st().rt
     a = rt.pointer_info(ptr)
     if a is None or a.base != ptr or a.agent >= 0:
         _raise(hipError_t.hipErrorInvalidValue, f"{ptr:#x} is not a pointer returned by hipHostMalloc")
+    info = _host_info(rt).get(ptr)
+    _synchronize_device(info[0] if info else _current_device())
     rt.free(ptr)
     _host_info(rt).pop(ptr, None)
+
+
+@_api
+def hipMallocHost(size: int) -> int:
+    """The older name of hipHostMalloc(size, 0)."""
+    return hipHostMalloc(size, 0)
+
+
+@_api
+def hipHostAlloc(size: int, flags: int = 0) -> int:
+    """The older name of hipHostMalloc."""
+    return hipHostMalloc(size, flags)
+
+
+@_api
+def hipFreeHost(ptr: int) -> None:
+    """The older name of hipHostFree."""
+    hipHostFree(ptr)
 
 
 def host_array(ptr: int, dtype, count: int) -> np.ndarray:
@@ -296,6 +320,38 @@ def hipMemcpy(dst, src, sizeBytes: int, kind=hipMemcpyDefault) -> None:
 @_api
 def hipMemcpyAsync(dst, src, sizeBytes: int, kind=hipMemcpyDefault, stream=None) -> None:
     _memcpy(dst, src, sizeBytes, kind, stream, sync=False)
+
+
+@_api
+def hipMemcpyWithStream(dst, src, sizeBytes: int, kind=hipMemcpyDefault, stream=None) -> None:
+    """A copy on ``stream`` that returns once it is done (hipMemcpy on a stream of your choice)."""
+    check_unsafe("hipMemcpyWithStream")
+    _memcpy(dst, src, sizeBytes, kind, stream, sync=True)
+    s = _peek_stream(stream)
+    if s.capture is None:
+        s.vgpu.synchronize()
+
+
+def _peer_args(dstDevice, srcDevice, sizeBytes):
+    n = len(_st().rt.agents)
+    for name, d in (("dstDevice", dstDevice), ("srcDevice", srcDevice)):
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or not 0 <= d < n:
+            _raise(hipError_t.hipErrorInvalidDevice, f"{name} must be in [0, {n}), not {d!r}")
+
+
+@_api
+def hipMemcpyPeer(dst: int, dstDevice: int, src: int, srcDevice: int, sizeBytes: int) -> None:
+    """Device-to-device copy between two devices' memory (one SDMA packet on the current device's null
+    stream: the emulated devices share one address space), synchronous like hipMemcpy."""
+    _peer_args(dstDevice, srcDevice, sizeBytes)
+    check_unsafe("hipMemcpyPeer")
+    _memcpy(dst, src, sizeBytes, hipMemcpyKind.hipMemcpyDeviceToDevice, None, sync=True)
+
+
+@_api
+def hipMemcpyPeerAsync(dst: int, dstDevice: int, src: int, srcDevice: int, sizeBytes: int, stream=None) -> None:
+    _peer_args(dstDevice, srcDevice, sizeBytes)
+    _memcpy(dst, src, sizeBytes, hipMemcpyKind.hipMemcpyDeviceToDevice, stream, sync=False)
 
 
 # the fixed-direction copies: what each side must be; another kind of pointer is hipErrorInvalidValue

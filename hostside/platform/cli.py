@@ -1,10 +1,10 @@
-"""The ``hdemu`` command: up, down, ls, status, clean, trace, demo, counters, run.
+"""The ``hdemu`` command: up, down, ls, status, clean, trace, demo, counters, run, study.
 
 An expected error (no platform, a stale ``HDEMU_PLATFORM``, a platform of another user, a bad config,
 a closed pipe under ``| head``, Ctrl-C) prints one line to stderr and exits non-zero; a traceback
-means a bug in hdemu. ``demo``, ``counters`` and ``run`` run programs of the rooms above this one
-(``hostside.demo``, ``hostside.replay.counters``, ``hostside.faults``) in place of this process
-(``os.execv``): the platform layer never imports them.
+means a bug in hdemu. ``demo``, ``counters``, ``run`` and ``study`` run programs of the rooms above
+this one (``hostside.demo``, ``hostside.replay.counters``, ``hostside.faults``, ``hostside.studies``)
+in place of this process (``os.execv``): the platform layer never imports them.
 """
 from __future__ import annotations
 
@@ -219,6 +219,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="SCENARIO.toml|NAME [--out DIR] [--list]: run a fault-injection scenario, check its promises")
     p.add_argument("args", nargs=argparse.REMAINDER)
     p.set_defaults(fn=lambda a: _exec_module("hostside.faults", ["run", *a.args]))
+    p = sub.add_parser("study", add_help=False, prefix_chars="\0",
+                       help="NAME [--small] [--out DIR] [--list]: a timing study: CSV, PNG plots, trace, summary")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=lambda a: _exec_module("hostside.studies", a.args))
     return ap
 
 

@@ -251,3 +251,73 @@ def memset_vector_square_i16(ctx, a, b, n):
 def memcpy_vector_add_f64(ctx, a, b, c, n):
     """HipTest::vectorADD<double>: c = a + b."""
     c[:n] = a[:n] + b[:n]
+
+
+# -- graph suite, third pass (tests/upstream/hip/graph) --------------------------------------------------
+@kernel("i32* a, i32* b, u64 n")
+def graph_vector_cubic_i32(ctx, a, b, n):
+    """HipTest::vector_cubic<int>: b = a * a * a."""
+    b[:n] = a[:n] * a[:n] * a[:n]
+
+
+@kernel("i32* a, i32* b, i32* c")
+def graph_ker_vec_mul(ctx, a, b, c):
+    """ker_vec_mul of hipGraphAddChildGraphNode.cc: C[i] = A[i] * B[i] for every work-item."""
+    c[:ctx.n] = a[:ctx.n] * b[:ctx.n]
+
+
+@kernel("i32* a, i32* b")
+def graph_ker_vec_add(ctx, a, b):
+    """ker_vec_add: A[i] += B[i] for every work-item."""
+    a[:ctx.n] += b[:ctx.n]
+
+
+@kernel("i32* a, i32* b")
+def graph_ker_vec_sub(ctx, a, b):
+    """ker_vec_sub: A[i] -= B[i] for every work-item."""
+    a[:ctx.n] -= b[:ctx.n]
+
+
+@kernel("i32* a, i32* b")
+def graph_ker_vec_sqr(ctx, a, b):
+    """ker_vec_sqr: A[i] = B[i] * B[i] for every work-item."""
+    a[:ctx.n] = b[:ctx.n] * b[:ctx.n]
+
+
+# -- memory suite, malloc / free / memcpy files (tests/upstream/hip/memory) ------------------------------
+@kernel("f64* a, f64* b, u64 n")
+def memory_vector_square_f64(ctx, a, b, n):
+    """HipTest::vector_square<double>: b = a * a."""
+    b[:n] = a[:n] * a[:n]
+
+
+@kernel("u8* buf, u8 value")
+def memory_fill_u8(ctx, buf, value):
+    """kerTestMemAccess of hipHostMalloc.cc: buf[id] = value for every work-item id."""
+    buf[:ctx.n] = value
+
+
+@kernel("f32* host_res, u32* flag, f64 limit_s")
+def memory_coherent_write_wait(ctx, host_res, flag, limit_s):
+    """Kernel of hipMemoryAllocateCoherent.cc: host_res[id] = id + 1, then keep running (upstream: a
+    clock loop) until the host opens ``flag`` or ``limit_s`` passes."""
+    ids = ctx.global_id(0)
+    host_res[ids] = ids + 1
+    deadline = time.monotonic() + limit_s
+    while flag[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.0005)
+
+
+# -- graph suite, third pass: hipMatMul.cc (the code object of hipStreamCaptureExtModuleLaunchKernel.cc) --
+@kernel("i32* A, i32* B, i32* C, i32 N")
+def graph_matmulK(ctx, A, B, C, N):
+    """matmulK of graph/hipMatMul.cc: C = A x B (N x N ints) for the rows and columns the grid covers."""
+    rows, cols = min(ctx.grid[1], N), min(ctx.grid[0], N)
+    a, b = A[:N * N].reshape(N, N), B[:N * N].reshape(N, N)
+    C[:N * N].reshape(N, N)[:rows, :cols] = a[:rows] @ b[:, :cols]
+
+
+@kernel("f32* out_d, f32* in_d")
+def graph_simple_kernel(ctx, out_d, in_d):
+    """simpleKernel of hipSimpleGraphWithKernel.cc: out = 5.34 * in (a double product stored as float)."""
+    out_d[:ctx.n] = (5.34 * in_d[:ctx.n].astype(np.float64)).astype(np.float32)

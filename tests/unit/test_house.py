@@ -38,6 +38,8 @@ ALLOWED = {
     "hostside.demo": {"shm_layout", "hostside", "hostside.hip", "hostside.hsa", "hostside.platform",
                       "hostside.dfx"},
     "hostside.faults": {"shm_layout", "hostside", "hostside.hip", "hostside.platform", "hostside.replay"},
+    "hostside.studies": {"shm_layout", "hostside", "hostside.hip", "hostside.hsa", "hostside.replay",
+                         "hostside.platform", "hostside.dfx"},
 }
 
 

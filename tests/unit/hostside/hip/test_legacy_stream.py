@@ -390,3 +390,42 @@ def test_threads_mixing_the_null_stream_and_blocking_streams(mod, dint):
     hip.hipDeviceSynchronize()
     for d in ds:
         assert (read(d, 4) == 150).all()
+
+
+def test_peer_access_and_peer_copies(mod):
+    assert hip.hipDeviceCanAccessPeer(0, 1) == 1 and hip.hipDeviceCanAccessPeer(1, 1) == 0
+    raises(E.hipErrorInvalidDevice, hip.hipDeviceCanAccessPeer, 0, 7)
+    hip.hipDeviceEnablePeerAccess(1, 0)
+    raises(E.hipErrorPeerAccessAlreadyEnabled, hip.hipDeviceEnablePeerAccess, 1, 0)
+    raises(E.hipErrorInvalidDevice, hip.hipDeviceEnablePeerAccess, 0, 0)
+    hip.hipDeviceDisablePeerAccess(1)
+    raises(E.hipErrorPeerAccessNotEnabled, hip.hipDeviceDisablePeerAccess, 1)
+    a = hip.hipMalloc(64)
+    hip.hipSetDevice(1)
+    b = hip.hipMalloc(64)
+    hip.hipSetDevice(0)
+    src = np.arange(16, dtype=np.int32)
+    hip.hipMemcpyWithStream(a, src, 64, hip.hipMemcpyHostToDevice, None)
+    hip.hipMemcpyPeer(b, 1, a, 0, 64)
+    out = np.zeros(16, np.int32)
+    hip.hipMemcpyDtoH(out, b, 64)
+    assert (out == src).all()
+    hip.hipMemcpyPeerAsync(a, 0, b, 1, 64, None)
+    raises(E.hipErrorInvalidDevice, hip.hipMemcpyPeer, b, 5, a, 0, 64)
+    hip.hipDeviceSynchronize()
+    hip.hipFree(a)
+    hip.hipFree(b)
+
+
+def test_host_free_waits_for_the_device(mod):
+    p = hip.hipHostMalloc(64)
+    with Gate(mod) as g:
+        g.launch(None)
+        hip.hipMemsetAsync(p, 1, 64, None)
+        done = threading.Event()
+        t = threading.Thread(target=lambda: (hip.hipHostFree(p), done.set()))
+        t.start()
+        assert not done.wait(0.2)          # held by the gate (a bounded negative check)
+        g.open()
+        t.join(30)
+    assert done.is_set()

@@ -11,8 +11,9 @@ class _Platform:
         self._gen = None
         self.mod = None
 
-    def start(self):
-        self._gen = platform_module()
+    def start(self, config: dict | None = None):
+        """A fresh platform; ``config`` overrides keys of tests.upstream.hipkit.CONFIG."""
+        self._gen = platform_module(config)
         self.mod = next(self._gen)
 
     def stop(self):
@@ -38,6 +39,18 @@ def platform():
     p.start()
     yield p
     p.stop()
+
+
+@pytest.fixture(scope="module")
+def small_gpu(platform):
+    """The package's platform restarted with 2 MiB of memory per device (cases that allocate more host
+    memory than a device has), and restarted with the usual config after the module (module scope: the
+    restarts fall outside every test's /dev/shm check; put the cases that use it last in the module)."""
+    platform.stop()
+    platform.start({"memory_mib": 2})
+    yield platform
+    platform.stop()
+    platform.start()
 
 
 @pytest.fixture
