@@ -13,7 +13,20 @@ Figures (all from one run, on the embedded default platform; HDEMU_PLATFORM/HDEM
                             an empty kernel, hipStreamSynchronize returned. Measured first, on a cold process.
   launches_per_s            N empty-kernel launches on one stream, then one hipStreamSynchronize;
                             N / (first launch -> sync return). Throughput of the async submission path.
-                            Median of --repeats such runs (default 3) on the same platform.
+                            Median of --repeats such runs (default 3) on the same platform. With N well
+                            over a stream's 256 completion signals the host soon runs 254 commands ahead
+                            and then waits for the device at every reused signal: this is the pipeline's
+                            rate, bounded by the command processor's per-packet work, not the host's.
+  submit_launches_per_s     the host's side alone: bursts of 200 launches (no launch waits for the device),
+                            timed to the last call's return; best burst. A hand-written loop of a few
+                            hundred launches measures this, hence its higher figure; the gap to
+                            launches_per_s is the device's per-packet cost.
+  null_*                    launches_per_s, submit_launches_per_s and roundtrip_p50_us on the legacy null
+                            stream (stream None) of the same platform, measured right after (the round
+                            trips interleaved with the created stream's); null_stream_*_ratio = null
+                            stream figure / created stream figure. The null stream costs a little more (it
+                            orders itself after the blocking streams); a created stream pays nothing for
+                            it.
   roundtrip_p50/p99_us      one launch + hipStreamSynchronize, hot: the latency of a single dispatch
                             through the shared-memory AQL queue and back through the completion signal.
   idle_cpu_pct_max          CPU used by the busiest command-processor process while the platform is up
@@ -73,6 +86,11 @@ def empty(ctx):
     pass
 '''
 PACKET = bytes(range(64))
+#: Launches per burst of the host-side submission figure: fewer than a stream's completion signals
+#: less two (hostside.clr.SIGNALS_PER_STREAM - 2 = 254 commands ahead), so no launch waits for the device
+SUBMIT_BURST = 200
+#: The round trips of the created and of the null stream are taken in this many alternating blocks
+ROUNDTRIP_BLOCKS = 10
 
 
 def pct(samples_ns: list[int], q: float) -> float:
@@ -123,21 +141,50 @@ def _setup(hip):
 
 
 def _throughput(hip, f, s, launches: int, repeats: int) -> float:
-    """Median over ``repeats`` of: ``launches`` async launches, one sync at the end, N / elapsed."""
-    def launch():
-        hip.hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, [])
-
+    """Median over ``repeats`` of: ``launches`` async launches, one sync at the end, N / elapsed.
+    The loop calls hipModuleLaunchKernel itself (bound once: no wrapper of the benchmark's own)."""
+    launch, sync = hip.hipModuleLaunchKernel, hip.hipStreamSynchronize
     for _ in range(500):
-        launch()
-    hip.hipStreamSynchronize(s)
+        launch(f, 1, 1, 1, 1, 1, 1, 0, s, [])
+    sync(s)
     runs = []
     for _ in range(repeats):
         t = time.perf_counter()
         for _ in range(launches):
-            launch()
-        hip.hipStreamSynchronize(s)
+            launch(f, 1, 1, 1, 1, 1, 1, 0, s, [])
+        sync(s)
         runs.append(launches / (time.perf_counter() - t))
     return statistics.median(runs)
+
+
+def _submit_rate(hip, f, s, bursts: int = 40) -> float:
+    """The host's side of an async launch alone: bursts of ``SUBMIT_BURST`` launches (fewer than the
+    stream's completion signals, so no launch waits for the device), each timed from the first call
+    to the last one's return, the stream synchronized between bursts outside the timing. Best burst
+    rate (the host's cost when nothing else takes the core)."""
+    launch, sync = hip.hipModuleLaunchKernel, hip.hipStreamSynchronize
+    best = 0.0
+    for _ in range(bursts):
+        sync(s)
+        t = time.perf_counter()
+        for _ in range(SUBMIT_BURST):
+            launch(f, 1, 1, 1, 1, 1, 1, 0, s, [])
+        best = max(best, SUBMIT_BURST / (time.perf_counter() - t))
+    sync(s)
+    return best
+
+
+def _roundtrips(hip, f, s, samples: int, warmup: int = 300) -> list[int]:
+    """``samples`` times one launch + hipStreamSynchronize, in ns."""
+    launch, sync = hip.hipModuleLaunchKernel, hip.hipStreamSynchronize
+    times = []
+    for i in range(warmup + samples):
+        t = time.perf_counter_ns()
+        launch(f, 1, 1, 1, 1, 1, 1, 0, s, [])
+        sync(s)
+        if i >= warmup:
+            times.append(time.perf_counter_ns() - t)
+    return times
 
 
 def bench_platform(hip, launches: int, samples: int, repeats: int) -> dict:
@@ -146,20 +193,20 @@ def bench_platform(hip, launches: int, samples: int, repeats: int) -> dict:
     f, s = _setup(hip)
     startup = time.perf_counter() - t0
 
-    def launch():
-        hip.hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, [])
-
-    # throughput: many async launches, one sync at the end.
+    # throughput: many async launches, one sync at the end; the same on the legacy null stream (None)
+    # right after, so that the two see the same machine; then the host's submission alone on both.
     launches_per_s = _throughput(hip, f, s, launches, repeats)
+    null_launches_per_s = _throughput(hip, f, None, launches, repeats)
+    submit = _submit_rate(hip, f, s)
+    null_submit = _submit_rate(hip, f, None)
 
-    # latency: one launch, wait for it, repeat.
-    times = []
-    for i in range(300 + samples):
-        t = time.perf_counter_ns()
-        launch()
-        hip.hipStreamSynchronize(s)
-        if i >= 300:
-            times.append(time.perf_counter_ns() - t)
+    # latency: one launch, wait for it, repeat; created stream and null stream in alternating blocks
+    # (a burst of load elsewhere then hits both alike)
+    times, null_times = [], []
+    for b in range(ROUNDTRIP_BLOCKS):
+        warm = 300 if b == 0 else 20
+        times += _roundtrips(hip, f, s, samples // ROUNDTRIP_BLOCKS, warm)
+        null_times += _roundtrips(hip, f, None, samples // ROUNDTRIP_BLOCKS, warm)
 
     # idle cost: CPU burnt by each command processor while nothing is submitted.
     import psutil
@@ -174,6 +221,8 @@ def bench_platform(hip, launches: int, samples: int, repeats: int) -> dict:
     hip.hipStreamDestroy(s)
     return {"startup_s": startup, "launches_per_s": launches_per_s,
             "roundtrip_p50_us": pct(times, 50), "roundtrip_p99_us": pct(times, 99),
+            "submit_launches_per_s": submit, "null_launches_per_s": null_launches_per_s,
+            "null_submit_launches_per_s": null_submit, "null_roundtrip_p50_us": pct(null_times, 50),
             "idle_cpu_pct_max": idle, "n_devices": len(procs)}
 
 
@@ -234,6 +283,10 @@ def main(argv=None) -> int:
     r["launches_vs_bare"] = r["launches_per_s"] / r["bare_messages_per_s"]
     r["roundtrip_vs_mpqueue"] = r["roundtrip_p50_us"] / r["mpqueue_roundtrip_p50_us"]
     r["profiling_overhead_ratio"] = r["profiling_launches_per_s"] / r["launches_per_s"]
+    r["submit_vs_bare"] = r["submit_launches_per_s"] / r["bare_messages_per_s"]
+    r["null_stream_launch_ratio"] = r["null_launches_per_s"] / r["launches_per_s"]
+    r["null_stream_submit_ratio"] = r["null_submit_launches_per_s"] / r["submit_launches_per_s"]
+    r["null_stream_roundtrip_ratio"] = r["null_roundtrip_p50_us"] / r["roundtrip_p50_us"]
     r = {k: round(v, 3) for k, v in r.items()}     # targets are judged on the figures as reported
 
     def line(label, value, fmt, target, met):
@@ -249,6 +302,11 @@ def main(argv=None) -> int:
     info("launches_per_s", r["launches_per_s"], ",.0f", "(judged as launches_vs_bare)")
     info("roundtrip_p50_us", r["roundtrip_p50_us"], ".2f", "(judged as roundtrip_vs_bare, _vs_mpqueue)")
     info("roundtrip_p99_us", r["roundtrip_p99_us"], ".2f", "(no target)")
+    info("submit_launches_per_s", r["submit_launches_per_s"], ",.0f",
+         f"(the host's side alone: bursts of {SUBMIT_BURST}, no device wait)")
+    info("null_launches_per_s", r["null_launches_per_s"], ",.0f", "(legacy null stream, same run)")
+    info("null_submit_launches_per_s", r["null_submit_launches_per_s"], ",.0f", "(legacy null stream)")
+    info("null_roundtrip_p50_us", r["null_roundtrip_p50_us"], ".2f", "(legacy null stream)")
     info("profiling_launches_per_s", r["profiling_launches_per_s"], ",.0f",
          f"(DFX on; records {acc.get('collected', '?')} collected of {acc.get('total', '?')}, "
          f"{acc.get('dropped', '?')} dropped)")
@@ -261,10 +319,16 @@ def main(argv=None) -> int:
     line("roundtrip_vs_mpqueue", r["roundtrip_vs_mpqueue"], ".3f", "<= 0.2", r["roundtrip_vs_mpqueue"] <= 0.2)
     line("profiling_overhead_ratio", r["profiling_overhead_ratio"], ".3f", ">= 0.7",
          r["profiling_overhead_ratio"] >= 0.7)
+    info("submit_vs_bare", r["submit_vs_bare"], ".3f", "(no target: the host's share of launches_vs_bare)")
+    info("null_stream_launch_ratio", r["null_stream_launch_ratio"], ".3f", "(null / created stream, launches/s)")
+    info("null_stream_submit_ratio", r["null_stream_submit_ratio"], ".3f", "(null / created, host side alone)")
+    info("null_stream_roundtrip_ratio", r["null_stream_roundtrip_ratio"], ".3f", "(null / created, p50)")
     keys = ("launches_per_s", "roundtrip_p50_us", "roundtrip_p99_us", "mpqueue_roundtrip_p50_us",
             "idle_cpu_pct_max", "startup_s", "bare_roundtrip_p50_us", "bare_roundtrip_p99_us",
             "bare_messages_per_s", "roundtrip_vs_bare", "launches_vs_bare", "roundtrip_vs_mpqueue",
-            "profiling_launches_per_s", "profiling_overhead_ratio")
+            "profiling_launches_per_s", "profiling_overhead_ratio", "submit_launches_per_s", "submit_vs_bare",
+            "null_launches_per_s", "null_submit_launches_per_s", "null_roundtrip_p50_us",
+            "null_stream_launch_ratio", "null_stream_submit_ratio", "null_stream_roundtrip_ratio")
     print(json.dumps({k: r[k] for k in keys}))
     return 0
 

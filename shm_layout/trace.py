@@ -3,6 +3,13 @@
 Writers never block: the ring overwrites its oldest events when full (``count`` keeps the total,
 so a reader knows how many were lost). ``record()`` costs one struct pack and one store.
 
+Several threads of the process may record at once (host threads sharing the runtime's ring, the
+command processor's engine threads): each event's slot is reserved with ``next()`` of an
+``itertools.count`` (one C call: atomic under the GIL), so two events never share a slot, and
+``count`` only moves forward (a thread that reserved earlier but publishes later leaves it alone). A
+reader that runs while a writer is between its reserve and its pack may see that one slot's previous
+contents; readers after the fact (``read_all`` at exit, trace export) see every event.
+
 ``EV_LAUNCH_RUNG`` is a launch whose packet was rung on its own (direct dispatch, not in a batch):
 one record that stands for ``EV_LAUNCH`` (a = dispatch id, b = kernel object) followed by its
 ``EV_DOORBELL`` (a = global queue id, b = packet id), and ``read_all`` returns it as those two
@@ -10,6 +17,7 @@ events (same timestamp), so readers only ever see the declared kinds.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import time
 
@@ -31,6 +39,9 @@ EV_LAUNCH_RUNG = 0x8000 | L.EV_LAUNCH
 _AGENT_SHIFT = L.dispatch_id(1, 0, 0).bit_length() - 1
 _SLOT_BITS = _AGENT_SHIFT - (L.dispatch_id(0, 1, 0).bit_length() - 1)
 _INDEX_MASK = L.dispatch_id(0, 0, -1)
+_M64 = 0xFFFFFFFFFFFFFFFF
+_pack_ev = _EV.pack_into
+_now = time.monotonic_ns
 
 
 def _expand(ev: np.ndarray) -> np.ndarray:
@@ -51,6 +62,8 @@ def _expand(ev: np.ndarray) -> np.ndarray:
 
 
 class TraceRing:
+    __slots__ = ("index", "off", "hdr", "buf", "ev_off", "mask", "pid", "_cnt", "_seq", "_pub")
+
     def __init__(self, seg, topo, index: int):
         self.index = index
         self.off = index * topo.trace_ring_bytes
@@ -60,7 +73,9 @@ class TraceRing:
         self.mask = topo.trace_events - 1
         self.pid = os.getpid()
         self._cnt = memoryview(seg.buf)[self.off + _OFF_COUNT:self.off + _OFF_COUNT + 8].cast("Q")
-        self._count = self._cnt[0]
+        start = self._cnt[0]
+        self._seq = itertools.count(start)      # the next slot to reserve (next(): atomic under the GIL)
+        self._pub = start                       # the count published last (private: never read back)
 
     @classmethod
     def claim(cls, pm, role: int = 0, name: str = "") -> "TraceRing | None":
@@ -78,12 +93,13 @@ class TraceRing:
         return None
 
     def record(self, kind: int, track: int, a: int = 0, b: int = 0, ts: int | None = None) -> None:
-        c = self._count
-        _EV.pack_into(self.buf, self.ev_off + (c & self.mask) * _EV_BYTES,
-                      time.monotonic_ns() if ts is None else ts, kind, track, self.pid,
-                      a & 0xFFFFFFFFFFFFFFFF, b & 0xFFFFFFFFFFFFFFFF)
-        self._count = c + 1
-        self._cnt[0] = c + 1
+        """One event (``ts``: now when None); thread-safe, never blocks (see the module)."""
+        c = next(self._seq)                     # this event's slot: no other thread gets it
+        _pack_ev(self.buf, self.ev_off + (c & self.mask) * _EV_BYTES, _now() if ts is None else ts,
+                 kind, track, self.pid, a & _M64, b & _M64)
+        if c >= self._pub:                      # no call between the test and the stores: no thread
+            self._pub = c = c + 1               # switch either (an earlier slot published later
+            self._cnt[0] = c                    # leaves count where the later one put it)
 
     def release(self) -> None:
         self._cnt.release()

@@ -9,16 +9,12 @@ push and pop gates under backpressure. Behind this face (private modules):
 * ``_writer``    AicpuThread: record writer, ArgsDump arena, task-ring consumer, real/synthetic sources
 * ``_gates``     the buffer protocol: Pool, push/pop gates, stall log, common-mode park
 * ``_taskring``  TaskRings: the producer side of the task rings (used by the command processor)
-* ``_fastsync``  Notifier, Decrementer: pre-bound atomics of the per-packet paths (also the command
-  processor's)
-
 This package never imports ``deviceside.cp``.
 """
-from ._fastsync import Decrementer, Notifier
 from ._gates import GATE_SLICE_S, GATE_SPIN_S
 from ._lane import LANE_WAIT_S, Lane, main
 from ._taskring import TaskRings
 from ._writer import TASK_IDLE_SLICE_S, THREAD_CRASH_EXIT, AicpuThread
 
 __all__ = ["Lane", "AicpuThread", "TaskRings", "main", "GATE_SLICE_S", "GATE_SPIN_S", "TASK_IDLE_SLICE_S",
-           "LANE_WAIT_S", "THREAD_CRASH_EXIT", "Notifier", "Decrementer"]
+           "LANE_WAIT_S", "THREAD_CRASH_EXIT"]

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from shm_layout import dfx as D
 from shm_layout import layouts as L
+from shm_layout.sync import Notifier
 
-from ._fastsync import Notifier
 
 __all__ = ["TaskRings", "EVENT", "EVENTS_OFF", "EVENT_BYTES", "HEAD", "TAIL", "DROPPED"]
 

@@ -39,12 +39,12 @@ from shm_layout import layouts as L
 from shm_layout.alloc import owner_alive
 from shm_layout.coherence import wmb
 from shm_layout.errors import ConfigError, HdemuError
-from shm_layout.sync import cas, fetch_add, fetch_add32, futex_wake, wait_until
+from shm_layout.sync import Decrementer, cas, fetch_add, fetch_add32, futex_wake, wait_until
 from shm_layout.topology import PlatformMap
 from shm_layout.trace import TraceRing
 
 from shm_layout.logs import configure_stderr, role_logger
-from deviceside.aicpu import Decrementer, TaskRings
+from deviceside.aicpu import TaskRings
 
 from ._aql import AqlEngine, KernelLoader
 from ._counters import CounterUnit

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from ..hsa import HostWaitTimeout, HsaError
-from ._context import _apply_order, _current_device, _live_streams, _resolve, _st, hipStream_t
+from ._context import _apply_order, _current_device, _live_streams, _resolve, _st, hipStream_t, hipStreamLegacy
 from ._errors import HipError, _api, _from_hsa, _raise, _set_last, hipError_t
 from ._limits import MAX_GLOBAL_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK
 from ._stream import hipEventRecord
@@ -265,29 +265,44 @@ def hipModuleLaunchKernel(f: hipFunction_t, gridDimX: int, gridDimY: int, gridDi
     rejected launch leaves the stream as it was and is this thread's last error.
     (Not wrapped in ``_api``: the common case runs inline.)"""
     try:
-        if (type(stream) is hipStream_t and type(f) is hipFunction_t and extra is None
-                and stream.order.v.commands == stream.seen and stream.capture is None and not stream.destroyed
+        s = stream
+        if s is None or s is hipStreamLegacy or (type(s) is int and s == 0):
+            s = _resolve(s)         # the null stream (and the implicit-capture check), as _launch does first
+        if (type(s) is hipStream_t and type(f) is hipFunction_t and extra is None and s.capture is None
+                and not s.destroyed and type(gridDimX) is int and type(blockDimX) is int
                 and 0 < gridDimX <= 2147483647 and 0 < gridDimY <= 65536 and 0 < gridDimZ <= 65536
                 and 0 < blockDimX and 0 < blockDimY and 0 < blockDimZ
                 and blockDimX * blockDimY * blockDimZ <= 1024 and 0 <= sharedMemBytes <= 65536
-                and not f.co.unloaded and type(gridDimX) is int and type(blockDimX) is int):
+                and not f.co.unloaded):
             # the common case: checked above, as _launch checks it (_launch reports what is wrong)
-            params = tuple(kernelParams) if kernelParams is not None else ()
-            if len(params) == f.nargs:
-                if f.ptrs:
+            n = f.nargs
+            kp = kernelParams
+            if n == 0:
+                ok = kp is None or ((type(kp) is list or type(kp) is tuple) and not kp)
+                params = ()
+            else:
+                params = tuple(kp) if kp is not None else ()
+                ok = len(params) == n
+                if ok and f.ptrs:
                     params = tuple(_pack_value(v, a[2], a[0]) for v, a in zip(params, f.sig.args))
-                gy = gridDimY * blockDimY
-                gz = gridDimZ * blockDimZ
+            if ok:
+                if s.null or s.order.v.commands != s.seen:
+                    _apply_order(s)             # the legacy null stream's ordering, as in _launch
+                if gridDimY == 1 and gridDimZ == 1 and blockDimY == 1 and blockDimZ == 1:
+                    dims, grid = 1, (gridDimX * blockDimX, 1, 1)
+                else:
+                    gy = gridDimY * blockDimY
+                    gz = gridDimZ * blockDimZ
+                    dims, grid = 3 if gz > 1 else (2 if gy > 1 else 1), (gridDimX * blockDimX, gy, gz)
                 try:
-                    stream.vgpu.launch(f.kobj, f.sig, params, (gridDimX * blockDimX, gy, gz),
-                                       (blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                                       3 if gz > 1 else (2 if gy > 1 else 1))
+                    s.vgpu.launch(f.kobj, f.sig, params, grid, (blockDimX, blockDimY, blockDimZ), sharedMemBytes,
+                                  dims)
                     return
                 except (HsaError, HipError):
                     raise
                 except Exception as exc:  # noqa: BLE001 - struct.error / TypeError: a bad argument
                     _raise(hipError_t.hipErrorInvalidValue, f"{f.name}({f.sig.text}): bad argument: {exc}", exc)
-        _launch(f, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ), sharedMemBytes, stream,
+        _launch(f, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ), sharedMemBytes, s,
                 kernelParams, extra, False)
     except HsaError as exc:
         raise _from_hsa(exc) from exc

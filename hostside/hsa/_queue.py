@@ -22,10 +22,9 @@ import numpy as np
 from shm_layout import aql as A
 from shm_layout import layouts as L
 from shm_layout.coherence import wmb
-from shm_layout.sync import WAIT_SPIN_S, cas, fetch_add, notify
+from shm_layout.sync import WAIT_SPIN_S, Notifier, cas, fetch_add, notify
 
 from ._errors import HostWaitTimeout, HsaError
-from ._fastsync import Notifier
 from ._signal import U64_MAX
 
 __all__ = ["Queue", "QueueStatistics", "QUEUE_DESTROY_TIMEOUT_S", "HSA_QUEUE_TYPE_MULTIPLE", "HSA_QUEUE_TYPE_SINGLE"]
@@ -133,7 +132,7 @@ class Queue:
         cas(am.qd_addr(q), claiming, L.own_word(me, L.Q_ACTIVE))
         fetch_add(am.seg.addr + _OFF_QTABLE_GEN, 1)     # queue_table_gen
         self.wake_addr = am.engine_wake_addr(engine)
-        #: ``notify(wake_addr)``, pre-bound (``_fastsync``): the doorbell's wake of the engine
+        #: ``notify(wake_addr)``, pre-bound (``shm_layout.sync.Notifier``): the doorbell's wake of the engine
         self.notify_engine = Notifier(self.wake_addr)
         notify(self.wake_addr)
         base = (topo.qdesc_off + q * L.QUEUE_DESC_BYTES) // 8
