@@ -3,6 +3,7 @@ and the hipGraph* calls that create graphs, add and remove nodes and edges, read
 them."""
 from __future__ import annotations
 
+import os
 import struct
 
 import numpy as np
@@ -152,12 +153,19 @@ def hipGraphAddEmptyNode(graph, dependencies) -> hipGraphNode_t:
 
 @_api
 def hipGraphAddEventRecordNode(graph, dependencies, event) -> hipGraphNode_t:
-    return _graph(graph)._add(_T.hipGraphNodeTypeEventRecord, dependencies, _event(event))
+    return _graph(graph)._add(_T.hipGraphNodeTypeEventRecord, dependencies, _node_event(event))
 
 
 @_api
 def hipGraphAddEventWaitNode(graph, dependencies, event) -> hipGraphNode_t:
-    return _graph(graph)._add(_T.hipGraphNodeTypeWaitEvent, dependencies, _event(event))
+    return _graph(graph)._add(_T.hipGraphNodeTypeWaitEvent, dependencies, _node_event(event))
+
+
+def _node_event(event):
+    """An event node's event: no event at all is hipErrorInvalidValue (as CLR's hip_graph.cpp)."""
+    if event is None or (type(event) is int and event == 0):
+        _raise(hipError_t.hipErrorInvalidValue, "event must be a hipEvent_t, not None")
+    return _event(event)
 
 
 def _edges(g, from_, to):
@@ -275,8 +283,11 @@ def hipGraphKernelNodeSetParams(node, params: hipKernelNodeParams) -> None:
 @_api
 def hipGraphDebugDotPrint(graph, path: str, flags: int = 0) -> None:
     """Write the graph in Graphviz dot: one shape per node labelled with its id, type and parameters (a
-    box; an ellipse for empty, event-record and event-wait nodes), one arrow per edge."""
+    box; an ellipse for empty, event-record and event-wait nodes), one arrow per edge. A missing path
+    is hipErrorInvalidValue, a file that cannot be written hipErrorOperatingSystem (as CLR)."""
     g = _graph(graph)
+    if not isinstance(path, (str, os.PathLike)):
+        _raise(hipError_t.hipErrorInvalidValue, f"path must be a file name, not {path!r}")
     lines = [f'digraph "hipGraph_{g.gid}" {{', "  rankdir=TB;", '  node [shape=box, fontname="monospace"];']
     for n in g.nodes:
         shape = "ellipse" if n.type in (_T.hipGraphNodeTypeEmpty, _T.hipGraphNodeTypeEventRecord,
@@ -290,4 +301,4 @@ def hipGraphDebugDotPrint(graph, path: str, flags: int = 0) -> None:
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")
     except OSError as exc:
-        _raise(hipError_t.hipErrorInvalidValue, f"cannot write {path!r}: {exc}", exc)
+        _raise(hipError_t.hipErrorOperatingSystem, f"cannot write {path!r}: {exc}", exc)
