@@ -135,9 +135,12 @@ class QueueState:
         self.kindgen = self.kind | (self.gen << 32)
 
     def shape_error(self, n_engines: int, qmax: int):
-        """Why this queue's cached shape or indices cannot be served (a string), or None."""
+        """Why this queue's cached shape or indices cannot be served (a string), or None. The doorbell is
+        read before the write index (``queue_index_error``: the other order can see a host's fresh
+        doorbell beside its stale write index, a false lie)."""
+        db = int(self.desc["doorbell"][0])
         return L.queue_shape_error(self.size, self.engine, self.kind, n_engines, qmax) or \
-            L.queue_index_error(self.read, int(self.desc["write_dispatch_id"][0]), int(self.desc["doorbell"][0]))
+            L.queue_index_error(self.read, int(self.desc["write_dispatch_id"][0]), db)
 
     def park(self, now: float = 0.0) -> None:
         """The head packet waits on a dependency: poll it again after ``park_s``, which doubles."""

@@ -252,13 +252,13 @@ class Fuzzer:
             d["kind"] = self.pick([L.QKIND_SDMA if q.kind == L.QKIND_AQL else L.QKIND_AQL, 5])
             q.bump_table()
         elif how == 2:
-            d["read_dispatch_id"] = self.pick([0, q.read + 1000, U64_MAX, q.read - 1])
+            d["read_dispatch_id"] = self.pick([0, q.read + 1000, U64_MAX, (q.read - 1) & U64_MAX])
             q.dispatch(*self.co.kernels["empty"]) if q.kind == L.QKIND_AQL else \
                 q.sdma(L.SDMA_TYPE_FILL, fill_width=1, dst=self.bufs[0][0], size=1)
         elif how == 3:
             q.ring_doorbell(q.next + self.pick([0, 5, 1 << 40]))       # packets never reserved
         elif how == 4:
-            d["write_dispatch_id"] = q.read - 1
+            d["write_dispatch_id"] = (q.read - 1) & U64_MAX      # behind the read index (or far ahead at 0)
             q.ring_doorbell(q.read)
         else:
             d["read_dispatch_id"] = d["write_dispatch_id"] = self.pick([U64_MAX, 1 << 63])
