@@ -16,32 +16,6 @@ def mod():
 
 
 @pytest.fixture
-def stream(mod):
-    s = hip.hipStreamCreate()
-    yield s
-    if hip.hipStreamIsCapturing(s) != hip.hipStreamCaptureStatusNone:
-        try:
-            hip.hipStreamEndCapture(s)
-        except hip.HipError:
-            pass
-    hip.hipStreamDestroy(s)
-
-
-@pytest.fixture
-def dmem(mod):
-    """dmem(nbytes, host=False) -> pointer; all freed at the end of the test."""
-    ptrs = []
-
-    def alloc(n, host=False, flags=0):
-        p = hip.hipHostMalloc(n, flags) if host else hip.hipMalloc(n)
-        ptrs.append((p, host))
-        return p
-    yield alloc
-    for p, host in ptrs:
-        (hip.hipHostFree if host else hip.hipFree)(p)
-
-
-@pytest.fixture
 def on_device():
     """on_device(i): make device i current for the rest of the test (device 0 again afterwards)."""
     yield hip.hipSetDevice

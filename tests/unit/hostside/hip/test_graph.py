@@ -19,32 +19,6 @@ def mod():
     yield from embedded_module({"agents": 1, "memory_mib": 16, "host_pool_mib": 32, "engines": 2, "signals": 4096})
 
 
-@pytest.fixture
-def stream(mod):
-    s = hip.hipStreamCreate()
-    yield s
-    if hip.hipStreamIsCapturing(s) != hip.hipStreamCaptureStatusNone:
-        try:
-            hip.hipStreamEndCapture(s)
-        except hip.HipError:
-            pass
-    hip.hipStreamDestroy(s)
-
-
-@pytest.fixture
-def dmem(mod):
-    """dmem(nbytes) -> device pointer; all freed at the end of the test."""
-    ptrs = []
-
-    def alloc(n, host=False):
-        p = hip.hipHostMalloc(n) if host else hip.hipMalloc(n)
-        ptrs.append((p, host))
-        return p
-    yield alloc
-    for p, host in ptrs:
-        (hip.hipHostFree if host else hip.hipFree)(p)
-
-
 def fn(mod, name):
     return hip.hipModuleGetFunction(mod, name)
 
