@@ -45,7 +45,8 @@ def mem(mod):
             hip.hipSetDevice(device)
             try:
                 p = hip.hipMalloc(n)
-                hip.hipMemset(p, 0, n)
+                hip.hipMemset(p, 0, n)          # asynchronous on device memory (as in HIP); streams
+                hip.hipDeviceSynchronize()      # of the other device are not ordered with it
             finally:
                 hip.hipSetDevice(0)
         ptrs.append((p, host))
