@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["add_waiter", "pending", "reusable", "sweep_buried", "bury", "has_buried", "OrderPoint"]
+__all__ = ["add_waiter", "pending", "reusable", "fresh_signal", "sweep_buried", "bury", "has_buried", "OrderPoint"]
 
 
 def add_waiter(ws: list, q, idx: int) -> None:
@@ -63,6 +63,15 @@ def bury(items) -> None:
         _buried.extend(items)
 
 
+def fresh_signal(retired: list, rt):
+    """A signal for a new record: the first of ``retired`` (sig, waiters, stream) that nobody can wait
+    on any more (taken out of the list), or a new one."""
+    for j, (sig, ws, rv) in enumerate(retired):
+        if reusable(sig, ws, rv):
+            return retired.pop(j)[0]
+    return rt.signals.create(0, kind=2)
+
+
 def has_buried() -> bool:
     return bool(_buried)
 
@@ -108,16 +117,10 @@ class OrderPoint:
         v = self.v
         sig = self.signal
         if sig is None or not reusable(sig, self.waiters, None):
+            fresh = fresh_signal(self.retired, self.rt)
             if sig is not None:
                 self.retired.append((sig, self.waiters, v))
-            sig = None
-            for j, (old, ws, rv) in enumerate(self.retired):
-                if reusable(old, ws, rv):
-                    sig = self.retired.pop(j)[0]
-                    break
-            if sig is None:
-                sig = self.rt.signals.create(0, kind=2)
-            self.signal = sig
+            self.signal = sig = fresh
         self.waiters = []
         v.marker(signal=sig, waiters=self.waiters)
         self.mark = (v.commands, v.last_signal)

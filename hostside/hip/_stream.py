@@ -30,7 +30,7 @@ from ._context import (_blocking_streams, _current_device, _forget_stream, _get_
 from ._errors import _api, _raise, hipError_t
 from ._graph_types import _T, HostSpec, hipEventWaitExternal
 from ._order import add_waiter as _add_waiter
-from ._order import bury, has_buried, reusable, sweep_buried
+from ._order import bury, fresh_signal, has_buried, reusable, sweep_buried
 
 __all__ = ["hipStreamCreate", "hipStreamCreateWithFlags", "hipStreamCreateWithPriority",
            "hipDeviceGetStreamPriorityRange", "hipStreamGetPriority", "hipStreamGetFlags", "hipStreamGetDevice",
@@ -269,13 +269,9 @@ def _event_rearm(ev: hipEvent_t, v=None) -> None:
     if reusable(ev.signal, ev.waiters, old_v):
         ev.waiters[:] = []
         return
-    fresh = None
-    for j, (sig, ws, rv) in enumerate(ev.retired):
-        if reusable(sig, ws, rv):
-            fresh = ev.retired.pop(j)[0]
-            break
+    fresh = fresh_signal(ev.retired, _st().rt)
     ev.retired.append((ev.signal, ev.waiters, ev.stream))
-    ev.signal = fresh if fresh is not None else _st().rt.signals.create(0, kind=2)
+    ev.signal = fresh
     ev.waiters = []
 
 

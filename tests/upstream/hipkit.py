@@ -34,6 +34,20 @@ def platform_module(config: dict | None = None):
         hip.hipDeviceReset()
 
 
+def devices_healthy() -> bool:
+    """Every device synchronises without error (a test left no failed queue behind); device 0 and no
+    last error afterwards."""
+    try:
+        for d in range(hip.hipGetDeviceCount()):
+            hip.hipSetDevice(d)
+            hip.hipDeviceSynchronize()
+        hip.hipSetDevice(0)
+        hip.hipGetLastError()
+        return True
+    except hip.HipError:
+        return False
+
+
 def function(mod, name: str):
     return hip.hipModuleGetFunction(mod, name)
 

@@ -3,7 +3,7 @@ loaded; a test that leaves a device's queues failed gets a fresh platform before
 import pytest
 
 from hostside import hip
-from tests.upstream.hipkit import platform_module
+from tests.upstream.hipkit import devices_healthy, platform_module
 
 
 class _Platform:
@@ -22,15 +22,7 @@ class _Platform:
             self._gen = self.mod = None
 
     def healthy(self) -> bool:
-        try:
-            for d in range(hip.hipGetDeviceCount()):
-                hip.hipSetDevice(d)
-                hip.hipDeviceSynchronize()
-            hip.hipSetDevice(0)
-            hip.hipGetLastError()
-            return True
-        except hip.HipError:
-            return False
+        return devices_healthy()
 
 
 @pytest.fixture(scope="package")

@@ -3,7 +3,7 @@ queues failed (a launch the device refused) gets a fresh platform before the nex
 import pytest
 
 from hostside import hip
-from tests.upstream.hipkit import platform_module
+from tests.upstream.hipkit import devices_healthy, platform_module
 
 
 class _Platform:
@@ -20,15 +20,7 @@ class _Platform:
             self._gen = None
 
     def healthy(self) -> bool:
-        try:
-            for d in range(hip.hipGetDeviceCount()):
-                hip.hipSetDevice(d)
-                hip.hipDeviceSynchronize()
-            hip.hipSetDevice(0)
-            hip.hipGetLastError()
-            return True
-        except hip.HipError:
-            return False
+        return devices_healthy()
 
 
 @pytest.fixture(scope="package")
