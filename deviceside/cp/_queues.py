@@ -14,6 +14,10 @@ descriptors are shared memory any client can write, so the scan trusts none of t
 * A queue no engine can ever serve (an engine index out of range, a kind its engine does not run, or
   a dead engine) is failed by the *janitor*, the lowest engine still alive (FATAL for a dead engine).
 * Destroy requests are acknowledged (``active = 0``) by the engine that serves the queue.
+* The scan reads a descriptor field by field while its owner may re-create the slot: the state an
+  engine takes (``QueueState``, read afresh) must still name this engine, kind, generation and owner,
+  or the queue is left to the next scan (the creator's ``queue_table_gen`` bump). Without that check an
+  SDMA engine could take a new AQL queue it had read as the slot's old SDMA queue.
 
 When an engine dies (``engine_died``) every queue bound to it fails with HSA_STATUS_ERROR_FATAL and
 its state word says ENGINE_DEAD; queues placed on it later fail at the janitor's next scan.
@@ -117,7 +121,9 @@ class QueueTable:
                         if destroy:
                             d["active"] = 0          # no engine will: acknowledge for it
                         else:
-                            self._fail(QueueState(self.agent, q), bad[0], bad[1], engine)
+                            qs = QueueState(self.agent, q)
+                            if (qs.engine, qs.kind, qs.gen, qs.own) == (eng, knd, gen, own):
+                                self._fail(qs, bad[0], bad[1], engine)     # (not a queue re-created since)
                     continue
                 if b is not None and not b.closed:
                     continue        # the old queue of this slot is still served elsewhere: next scan
@@ -125,6 +131,8 @@ class QueueTable:
                     d["active"] = 0
                     continue
                 qs = QueueState(self.agent, q)
+                if (qs.engine, qs.kind, qs.gen, qs.own) != (eng, knd, gen, own):
+                    continue        # re-created under the scan: its creator's bump brings a new scan
                 why = L.queue_shape_error(qs.size, qs.engine, qs.kind, self.n_engines, self.qmax)
                 if why is not None:
                     self._fail(qs, L.HSA_STATUS_ERROR_INVALID_QUEUE_CREATION, f"queue descriptor: {why}", engine)
