@@ -26,7 +26,9 @@ Rationale (read this before changing the scheduler):
   preferring the one that needs the fewest explicit dependencies; so chains stay on one lane and
   independent branches spread over ``GRAPH_AQL_LANES`` lanes (on different CP engines when the queues
   landed on different engines). If the stream cannot get an auxiliary queue, the one-lane plan runs.
-* **Replicas.** Packets point at exec-owned signals. A launch needs a set whose previous launch has
+* **Replicas.** Packets point at exec-owned signals (an event-record packet completes the event's own
+  signal, and nothing of the exec waits on that: what waits on a record waits on a marker right behind
+  it on its lane, with an exec signal, since the next launch re-arms the event). A launch needs a set whose previous launch has
   finished (END is 0); the exec keeps up to ``GRAPH_MAX_REPLICAS`` sets (each with its own packet
   blocks and staging) so that launches can be queued back to back, and otherwise waits for one (in turn).
   Resetting a set is one numpy store into the signal table.
@@ -247,12 +249,16 @@ class Plan:
         self.lanes_used = sorted({o.lane for o in ops if isinstance(o.lane, int)})
         self.uses_sdma = "S" in tail
         self.host_ops = host_ops
-        # completion signals: for every op another op waits for explicitly, END, and host ops
+        # completion signals: for every op another op waits for explicitly, END, and host ops. An
+        # event record completes the event's signal; one that another op waits for (END, when the
+        # record is the tail of a lane) also gets an exec signal, completed by a marker right behind
+        # it: the exec never waits on the event's signal, which the next launch re-arms (and may
+        # re-arm before a parked END of this launch has seen it: a deadlock behind the next START)
         exported = []
         for op in ops:
             for p in op.edeps:
                 q = ops[p]
-                if q.xi < 0 and q.kind != "evrec":     # an event record completes the event itself
+                if q.xi < 0:
                     q.xi = len(exported)
                     exported.append(q)
         for op in [end] + host_ops:
@@ -264,7 +270,8 @@ class Plan:
     # -- packet templates ----------------------------------------------------------------------
     def _templates(self):
         """Per lane a list of templates: ("D", op, ()) dispatch, ("B", op, deps) barrier (op None:
-        dependency-only), ("S", op, dep) SDMA (op None: dependency-only). Deps are op ids."""
+        dependency-only), ("E", op, ()) the marker behind an event record something waits for, ("S", op,
+        dep) SDMA (op None: dependency-only), ("T", None, ()) the tail marker. Deps are op ids."""
         lanes = {k: [] for k in self.lanes_used}
         if self.uses_sdma:
             lanes["S"] = []
@@ -293,6 +300,8 @@ class Plan:
                     out.append(("B", None, tuple(chunk)))
                 idx = len(out)
                 out.append(("D", op, ()) if op.kind == "kernel" else ("B", op, tuple(deps)))
+                if op.kind == "evrec" and op.xi >= 0:
+                    out.append(("E", op, ()))       # completes the record's exec signal
             if op.en is not None:
                 pos.setdefault(op.en, []).append((lane, idx))
         # after END: a marker whose completion signal is a fresh one of the launch stream's ring,
@@ -354,8 +363,7 @@ class Replica:
         self.tail_signal = self.blocks[0][0][-1].view(np.uint64)[COMPLETION_U64:COMPLETION_U64 + 1]
 
     def sig_of(self, p):
-        op = self.plan.ops[p]
-        return op.en.spec.signal if op.kind == "evrec" else self.sigs[op.xi]
+        return self.sigs[self.plan.ops[p].xi]
 
     def render(self, lane, i) -> None:
         """Write packet ``i`` of ``lane`` into this replica's block (with the header INVALID in the
@@ -375,8 +383,8 @@ class Replica:
             else:                                   # a disabled node is an empty marker
                 _BARRIER.pack_into(buf, 0, _INVALID, 0, 0, 0, 0, 0, 0, 0, 0, comp)
                 hdrs[i] = MARKER_HEADER
-        elif kind == "T":
-            _BARRIER.pack_into(buf, 0, _INVALID, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        elif kind == "T" or kind == "E":            # the tail marker (patched at launch); a record's marker
+            _BARRIER.pack_into(buf, 0, _INVALID, 0, 0, 0, 0, 0, 0, 0, 0, comp if kind == "E" else 0)
             hdrs[i] = MARKER_HEADER
         elif kind == "B":
             deps = [self.sig_of(p).handle for p in tpl[2]]

@@ -71,12 +71,8 @@ def test_Unit_hipGraphAddEventRecordNode_Functional_WithFlags(mod, res, flag):
     validate_add_event_record_node(mod, res, False, True, 1, flag)
 
 
-@pytest.mark.skip(reason="hdemu bug, open: relaunching an exec whose graph starts and ends with event-record "
-                         "nodes and has SDMA nodes hangs intermittently (about 1 run in 3: the SDMA lane waits "
-                         "at the first packet of a launch); see the closing note of issue 10")
 def test_Unit_hipGraphAddEventRecordNode_MultipleRun(mod, res):
-    # upstream launches 100 times
-    validate_add_event_record_node(mod, res, False, False, 20)
+    validate_add_event_record_node(mod, res, False, False, 100)
 
 
 def test_Unit_hipGraphAddEventRecordNode_Functional_TimingDisabled(mod, res):
