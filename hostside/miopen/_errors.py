@@ -1,0 +1,35 @@
+"""miopenStatus_t and the exception every failing MIOpen call raises (``MiopenError``).
+
+Values as in MIOpen's public header (include/miopen/miopen.h). A failure is raised, not returned:
+``MiopenError.status`` is the ``miopenStatus_t`` member and ``str()`` starts with its name, the way
+MIOpen's ``MIOPEN_THROW`` messages reach a user.
+"""
+from __future__ import annotations
+
+import enum
+
+from shm_layout.errors import HdemuError
+
+__all__ = ["miopenStatus_t", "MiopenError"]
+
+
+class miopenStatus_t(enum.IntEnum):
+    miopenStatusSuccess = 0
+    miopenStatusNotInitialized = 1
+    miopenStatusInvalidValue = 2
+    miopenStatusBadParm = 3
+    miopenStatusAllocFailed = 4
+    miopenStatusInternalError = 5
+    miopenStatusNotImplemented = 6
+    miopenStatusUnknownError = 7
+    miopenStatusUnsupportedOp = 8
+    miopenStatusGpuOperationsSkipped = 9
+    miopenStatusVersionMismatch = 10
+
+
+class MiopenError(HdemuError):
+    """A MIOpen call failed with ``status`` (a ``miopenStatus_t``)."""
+
+    def __init__(self, status: miopenStatus_t, msg: str):
+        self.status = miopenStatus_t(status)
+        super().__init__(f"{self.status.name}: {msg}")
