@@ -1,8 +1,9 @@
 """The command layer (ROCclr-like): a virtual GPU per stream turns commands into packets.
 
-* ``VirtualGPU`` owns the stream's AQL queue (and, lazily, an SDMA queue on the same agent), a ring
+* ``VirtualGPU`` has the stream's AQL queue (and, lazily, an SDMA queue on the same agent), a ring
   of completion signals, and the stream's position: the signal of the last command and the engine
-  it went to.
+  it went to. The queues come from the process's pool (``_qpool``): the stream's own while the agent
+  has slots, shared with other streams after that; every write to a queue holds its lock.
 * Commands: kernel (dispatch packet with the barrier bit: streams are in order), marker (a
   BARRIER_AND with up to 5 dependencies and a signal, used for events and cross-engine order),
   copy and fill (SDMA packets that name the previous command's signal as their dependency).
@@ -40,7 +41,7 @@ signal, always the ring's), and the owner re-arms it only once the device has pa
 listed there (``hostside.hip._stream._event_rearm``).
 
 **Check before you reserve.** A command reserves nothing until nothing can fail: the next packet id
-is read (``Queue.next_id``, under the stream lock this is the only writer), space is waited for, the
+is read (``Queue.next_id``, under the queue's lock, held for the whole window), space is waited for, the
 kernargs are packed into that packet's kernarg slot and the body into its ring slot with the header
 still INVALID (a bad argument or dimension raises here), and only then is the signal taken, the id
 reserved and the header published. A rejected command leaves the stream exactly as it was.
@@ -52,7 +53,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,6 +61,8 @@ from shm_layout import layouts as L
 from shm_layout.trace import EV_LAUNCH_RUNG
 
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Runtime
+from ._dispatch import Dispatch, check_dispatch
+from ._qpool import pool_of
 
 __all__ = ["VirtualGPU", "Dispatch", "set_interceptor", "interceptor", "set_copy_fence", "copy_fence",
            "SIGNALS_PER_STREAM", "STAGING_BYTES", "KERNEL_HEADER", "MARKER_HEADER"]
@@ -69,6 +71,9 @@ _log = logging.getLogger("hdemu.clr")
 #: Completion signals per stream: a command's signal is reused this many commands later, once it and
 #: the signal after it have reached 0 (the signal-reuse rule above; ROCclr keeps a similar ring).
 SIGNALS_PER_STREAM = 256
+#: A ring stops growing before SIGNALS_PER_STREAM when its process holds half of the platform's
+#: signals, but never below this many slots (``_peek_signal``).
+_RING_MIN = 16
 #: Bytes of staging buffer per stream for pageable copies (copied in chunks of half of it).
 STAGING_BYTES = 1 << 20
 #: ``synchronize()`` polls the last signal this many times (some tens of microseconds: about what a
@@ -79,9 +84,6 @@ _SYNC_POLLS = 1024
 KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
 MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
 
-#: a dispatch packet's geometry fields (workgroup x, y, z, reserved0, grid x, y, z): checks a
-#: ``Dispatch`` before the interceptor sees it
-_GEOMETRY = L.struct_of(A.kernel_dispatch_packet, "workgroup_size_x", "grid_size_z")
 _U64_LIMIT = 1 << 64
 #: the dispatch body from ``setup`` on (the header, bytes 0-1, is stored last, on its own)
 _PKT_BODY = L.struct_of(A.kernel_dispatch_packet, "setup")
@@ -89,29 +91,6 @@ _BODY_OFF = L.offset_of(A.kernel_dispatch_packet, "setup")
 _PKT_BYTES = A.kernel_dispatch_packet.itemsize
 _KARG_BYTES = L.KERNARG_SLOT_BYTES
 _DID_INDEX = L.dispatch_id(0, 0, -1)      # the packet-index bits of a dispatch id
-
-
-@dataclass(frozen=True, slots=True)
-class Dispatch:
-    """One kernel dispatch as the command layer submits it: the kernel object handle, its
-    ``shm_layout.kernels.Signature``, the argument values, grid and block (work-items), group
-    segment bytes and dimensions."""
-    kobj: int
-    sig: object
-    args: tuple
-    grid: tuple
-    block: tuple
-    group_segment: int = 0
-    dims: int = 3
-
-
-def check_dispatch(d: Dispatch) -> None:
-    """Raise ``struct.error`` (or ``SignatureError``) if ``d``'s arguments or geometry do not fit
-    its packet, as writing it would; nothing is written."""
-    if d.sig.size:
-        d.sig.pack_into(bytearray(d.sig.size), 0, d.args)
-    b, g = d.block, d.grid
-    _GEOMETRY.pack(b[0], b[1], b[2], 0, g[0], g[1], g[2])
 
 
 #: The interceptor on the kernel write path (kernel replay: ``hostside.replay`` installs it through
@@ -157,11 +136,13 @@ class VirtualGPU:
     def __init__(self, rt: Runtime, agent: int, queue_size: int = 1024):
         self.rt = rt
         self.agent = agent
-        self.queue: Queue = rt.queue_create(agent, min(queue_size, rt.pm.topo.qmax))
+        self.pool = pool_of(rt)
+        self.queue: Queue = self.pool.acquire(agent, L.QKIND_AQL, min(queue_size, rt.pm.topo.qmax))
         self.sdma: Queue | None = None
         self.aux: list[Queue] = []     # extra AQL queues of the agent: graph branches run on them
         self.sigs = []                 # the ring of completion signals (grows to SIGNALS_PER_STREAM)
         self.sig_next = 0              # the slot the next command takes
+        self.ring_cap = SIGNALS_PER_STREAM   # smaller once the platform ran out of signals (_peek_signal)
         self.last_signal = None        # Signal of the last command, or None
         self.last_waiters = None       # when last_signal is not the ring's: its owner's waiter list
         self.last_engine = "aql"
@@ -184,7 +165,21 @@ class VirtualGPU:
         sigs = self.sigs
         if i < len(sigs):
             return sigs[i]
-        s = self.rt.signals.create(0, kind=1)
+        pool = self.rt.signals
+        try:
+            if i >= _RING_MIN and pool.owned * 2 > self.rt.pm.topo.n_signals:
+                raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES, "half of the platform's signals are ours")
+            s = pool.create(0, kind=1)
+        except HsaError as exc:
+            if exc.status != L.HSA_STATUS_ERROR_OUT_OF_RESOURCES or len(sigs) < 2:
+                raise
+            # the process holds half of the platform's signals (many streams, each a ring deep), or
+            # there is none left: this ring stops growing and wraps here, so that events and other
+            # processes still get signals. The signal-reuse rule holds for any ring of two or more.
+            _log.info("agent %d: a stream's completion-signal ring stops at %d (%s)", self.agent, len(sigs), exc)
+            self.ring_cap = len(sigs)
+            self.sig_next = 0
+            return sigs[0]
         sigs.append(s)
         return s
 
@@ -193,7 +188,7 @@ class VirtualGPU:
         allows it (this slot and the next one at 0), set it to 1 and advance the ring."""
         sigs = self.sigs
         i = self.sig_next
-        j = i + 1 if i + 1 < SIGNALS_PER_STREAM else 0
+        j = i + 1 if i + 1 < self.ring_cap else 0
         s64 = self.rt.s64
         if s64[s._i]:
             self.sync_signal(s)
@@ -277,46 +272,45 @@ class VirtualGPU:
             q = self.queue
             (buf, ring_off, mask, karg_off, karg_base, a16, a64, i_read, i_write, i_doorbell, i_rung, size,
              wake, qslot, did_base, qlock) = self._qc
-            idx = q.next_id
-            if idx - a64[i_read] >= size:
-                q.wait_for_space(idx)
-            k = (idx & mask) * _KARG_BYTES
-            if sig.size:
-                sig.pack_into(buf, karg_off + k, args)      # a bad argument raises: nothing reserved
-            i = self.sig_next
-            sigs = self.sigs
-            s = sigs[i] if i < len(sigs) else self._peek_signal()
-            off = ring_off + (idx & mask) * _PKT_BYTES
-            _PKT_BODY.pack_into(buf, off + _BODY_OFF, dims, block[0], block[1], block[2], 0, grid[0], grid[1],
-                                grid[2], 0, group_segment, kobj, karg_base + k, 0, s.handle)   # bad geometry
-            # take the signal (the signal-reuse rule: this slot and the next one at 0, else wait)
-            j = i + 1 if i + 1 < SIGNALS_PER_STREAM else 0
-            s64 = self._s64
-            if s64[s._i] or (j < len(sigs) and s64[sigs[j]._i]):
-                self._take_signal(s)
-            else:
-                self.sig_next = j
-                s64[s._i] = 1
-            qlock.acquire()                                 # Queue.add_write_index(1)
-            q.next_id = idx + 1
-            a64[i_write] = idx + 1
-            qlock.release()
-            a16[off >> 1] = KERNEL_HEADER                   # the publish
-            self.last_signal = s
-            self.last_waiters = None
-            self.commands += 1
-            tr = self.rt.trace
-            if self.batch_depth:
-                self.pending[q] = idx
-                if tr is not None:
-                    tr.record(L.EV_LAUNCH, qslot, did_base | idx & _DID_INDEX, kobj)
-            else:
-                if tr is not None:                          # EV_LAUNCH and its EV_DOORBELL in one record
-                    tr.record(EV_LAUNCH_RUNG, qslot, did_base | idx & _DID_INDEX, kobj)
-                a64[i_doorbell] = idx                       # Queue.ring_doorbell(idx)
-                a64[i_rung] += 1
-                wake()                                      # notify(the engine's wake word), pre-bound
-            return idx
+            with qlock:                                     # the window: the queue may be shared
+                idx = q.next_id
+                if idx - a64[i_read] >= size:
+                    q.wait_for_space(idx)
+                k = (idx & mask) * _KARG_BYTES
+                if sig.size:
+                    sig.pack_into(buf, karg_off + k, args)      # a bad argument raises: nothing reserved
+                sigs = self.sigs
+                s = sigs[self.sig_next] if self.sig_next < len(sigs) else self._peek_signal()
+                i = self.sig_next                           # (0 if the ring just stopped growing)
+                off = ring_off + (idx & mask) * _PKT_BYTES
+                _PKT_BODY.pack_into(buf, off + _BODY_OFF, dims, block[0], block[1], block[2], 0, grid[0],
+                                    grid[1], grid[2], 0, group_segment, kobj, karg_base + k, 0, s.handle)
+                # take the signal (the signal-reuse rule: this slot and the next one at 0, else wait)
+                j = i + 1 if i + 1 < self.ring_cap else 0
+                s64 = self._s64
+                if s64[s._i] or (j < len(sigs) and s64[sigs[j]._i]):
+                    self._take_signal(s)
+                else:
+                    self.sig_next = j
+                    s64[s._i] = 1
+                q.next_id = idx + 1                         # Queue.add_write_index(1)
+                a64[i_write] = idx + 1
+                a16[off >> 1] = KERNEL_HEADER               # the publish
+                self.last_signal = s
+                self.last_waiters = None
+                self.commands += 1
+                tr = self.rt.trace
+                if self.batch_depth:
+                    self.pending[q] = idx
+                    if tr is not None:
+                        tr.record(L.EV_LAUNCH, qslot, did_base | idx & _DID_INDEX, kobj)
+                else:
+                    if tr is not None:                      # EV_LAUNCH and its EV_DOORBELL in one record
+                        tr.record(EV_LAUNCH_RUNG, qslot, did_base | idx & _DID_INDEX, kobj)
+                    a64[i_doorbell] = idx                   # Queue.ring_doorbell(idx): the newest id
+                    a64[i_rung] += 1
+                    wake()                                  # notify(the engine's wake word), pre-bound
+                return idx
 
     #: Submit a kernel dispatch; returns its packet id (``submit_dispatch``, or the interceptor's path
     #: while one is installed: ``set_interceptor``).
@@ -327,31 +321,32 @@ class VirtualGPU:
         """``submit_dispatch`` in general (after SDMA work: a BARRIER_AND on its signal goes first)."""
         with self.lock:
             q = self.queue
-            last = self.last_signal
-            dep = last.handle if last is not None and self.last_engine != "aql" else 0
-            first = q.next_id
-            idx = first + 1 if dep else first
-            q.wait_for_space(idx)
-            koff, kaddr = q.kernarg_slot(idx)
-            if sig.size:
-                sig.pack_into(q.buf, koff, args)            # a bad argument raises: nothing reserved
-            i = self.sig_next
-            s = self.sigs[i] if i < len(self.sigs) else self._peek_signal()
-            q.write_dispatch_body(idx, dims, block, grid, kobj, kaddr, s.handle, group_segment)   # bad geometry
-            self._take_signal(s)
-            q.add_write_index(idx + 1 - first)
-            if dep:
-                q.write_barrier(first, MARKER_HEADER, (dep,), 0)
-            q.publish(idx, KERNEL_HEADER)
-            tr = self.rt.trace
-            if tr is not None:
-                tr.record(L.EV_LAUNCH, q.slot, L.dispatch_id(self.agent, q.slot, idx), kobj)
-            self.last_signal = s
-            self.last_waiters = None
-            self.last_engine = "aql"
-            self.commands += 1
-            self._publish(q, idx)
-            return idx
+            with q.lock:                       # the window: the queue may be shared
+                last = self.last_signal
+                dep = last.handle if last is not None and self.last_engine != "aql" else 0
+                first = q.next_id
+                idx = first + 1 if dep else first
+                q.wait_for_space(idx)
+                koff, kaddr = q.kernarg_slot(idx)
+                if sig.size:
+                    sig.pack_into(q.buf, koff, args)            # a bad argument raises: nothing reserved
+                i = self.sig_next
+                s = self.sigs[i] if i < len(self.sigs) else self._peek_signal()
+                q.write_dispatch_body(idx, dims, block, grid, kobj, kaddr, s.handle, group_segment)   # bad geometry
+                self._take_signal(s)
+                q.add_write_index(idx + 1 - first)
+                if dep:
+                    q.write_barrier(first, MARKER_HEADER, (dep,), 0)
+                q.publish(idx, KERNEL_HEADER)
+                tr = self.rt.trace
+                if tr is not None:
+                    tr.record(L.EV_LAUNCH, q.slot, L.dispatch_id(self.agent, q.slot, idx), kobj)
+                self.last_signal = s
+                self.last_waiters = None
+                self.last_engine = "aql"
+                self.commands += 1
+                self._publish(q, idx)
+                return idx
 
     def write_dispatch_locked(self, d: Dispatch, completion: int, reserved2: int = 0) -> tuple[Queue, int]:
         """Write ``d`` as a dispatch packet on the stream's queue with an explicit completion signal
@@ -362,50 +357,52 @@ class VirtualGPU:
         Checked before anything is reserved, like ``submit_dispatch``.
         (The interceptor's path; ``launch()`` without an interceptor goes through ``submit_dispatch``.)"""
         q = self.queue
-        dep = self._cross_engine_dep("aql")
-        first = q.next_id
-        idx = first + 1 if dep else first
-        q.wait_for_space(idx)
-        koff, kaddr = q.kernarg_slot(idx)
-        if d.sig.size:
-            d.sig.pack_into(q.buf, koff, d.args)
-        q.write_dispatch_body(idx, d.dims, d.block, d.grid, d.kobj, kaddr, completion, d.group_segment,
-                              reserved2=reserved2)
-        q.add_write_index(idx + 1 - first)
-        if dep:
-            q.write_barrier(first, MARKER_HEADER, (dep,), 0)
-        q.publish(idx, KERNEL_HEADER)
-        self.last_engine = "aql"
-        tr = self.rt.trace
-        if tr is not None:
-            tr.record(L.EV_LAUNCH, q.slot, L.dispatch_id(self.agent, q.slot, idx), d.kobj)
-        self.commands += 1
-        return q, idx
+        with q.lock:                       # the window: the queue may be shared
+            dep = self._cross_engine_dep("aql")
+            first = q.next_id
+            idx = first + 1 if dep else first
+            q.wait_for_space(idx)
+            koff, kaddr = q.kernarg_slot(idx)
+            if d.sig.size:
+                d.sig.pack_into(q.buf, koff, d.args)
+            q.write_dispatch_body(idx, d.dims, d.block, d.grid, d.kobj, kaddr, completion, d.group_segment,
+                                  reserved2=reserved2)
+            q.add_write_index(idx + 1 - first)
+            if dep:
+                q.write_barrier(first, MARKER_HEADER, (dep,), 0)
+            q.publish(idx, KERNEL_HEADER)
+            self.last_engine = "aql"
+            tr = self.rt.trace
+            if tr is not None:
+                tr.record(L.EV_LAUNCH, q.slot, L.dispatch_id(self.agent, q.slot, idx), d.kobj)
+            self.commands += 1
+            return q, idx
 
     def _marker_locked(self, deps, signal=True, waiters=None):
         """One BARRIER_AND on the stream's queue. ``signal``: True = the next ring signal, False =
         none, or a Signal of its own (set to 1 here: an event's, whose ``waiters`` list later packets
         that wait on it go into). Returns the completion signal (None for none)."""
         q = self.queue
-        idx = q.next_id
-        q.wait_for_space(idx)
-        if signal is True:
-            s = self._peek_signal()
-        else:
-            s = signal or None
-        q.write_barrier_body(idx, deps, s.handle if s is not None else 0)
-        if signal is True:
-            self._take_signal(s)
-        elif s is not None:
-            s.store_relaxed_nowake(1)
-        q.add_write_index(1)
-        q.publish(idx, MARKER_HEADER)
-        self._publish(q, idx)
-        if s is not None:
-            self.last_signal = s
-            self.last_waiters = None if signal is True else waiters
-            self.last_engine = "aql"
-        return s
+        with q.lock:                       # the window: the queue may be shared
+            idx = q.next_id
+            q.wait_for_space(idx)
+            if signal is True:
+                s = self._peek_signal()
+            else:
+                s = signal or None
+            q.write_barrier_body(idx, deps, s.handle if s is not None else 0)
+            if signal is True:
+                self._take_signal(s)
+            elif s is not None:
+                s.store_relaxed_nowake(1)
+            q.add_write_index(1)
+            q.publish(idx, MARKER_HEADER)
+            self._publish(q, idx)
+            if s is not None:
+                self.last_signal = s
+                self.last_waiters = None if signal is True else waiters
+                self.last_engine = "aql"
+            return s
 
     def marker(self, deps=(), signal=True, waiters=None):
         """A BARRIER_AND after everything before it on this stream; returns its completion signal
@@ -438,36 +435,37 @@ class VirtualGPU:
         Work on it is ordered with the stream only through signals (hostside.graph_exec)."""
         while len(self.aux) <= i:
             busy = {self.queue.engine} | {q.engine for q in self.aux}      # spread the branches
-            self.aux.append(self.rt.queue_create(self.agent, self.queue.size, avoid_engines=busy))
+            self.aux.append(self.pool.create_exclusive(self.agent, self.queue.size, avoid_engines=busy))
         return self.aux[i]
 
     def _sdma_queue(self) -> Queue:
         if self.sdma is None:
-            self.sdma = self.rt.queue_create(self.agent, 256, kind=L.QKIND_SDMA)
+            self.sdma = self.pool.acquire(self.agent, L.QKIND_SDMA, 256)
         return self.sdma
 
     def _sdma_submit(self, ptype, *, src=0, dst=0, size=0, fill_value=0, fill_width=0):
         with self.lock:
             q = self._sdma_queue()
-            last = self.last_signal
-            dep = last.handle if last is not None and self.last_engine != "sdma" else 0
-            idx = q.next_id
-            q.wait_for_space(idx)
-            s = self._peek_signal()
-            q.write_sdma_body(idx, dep=dep, src=src, dst=dst, size=size, signal=s.handle,
-                              fill_value=fill_value, fill_width=fill_width)      # a bad field raises here
-            self._take_signal(s)
-            q.add_write_index(1)
-            if dep and self.last_waiters is not None:
-                self.last_waiters.append((q, idx))
-            q.publish(idx, ptype)
-            tr = self.rt.trace
-            if tr is not None:
-                tr.record(L.EV_COPY_SUBMIT, q.slot, L.dispatch_id(self.agent, q.slot, idx), size)
-            self.last_signal = s
-            self.last_waiters = None
-            self.last_engine = "sdma"
-            self.commands += 1
+            with q.lock:                       # the window: the queue may be shared
+                last = self.last_signal
+                dep = last.handle if last is not None and self.last_engine != "sdma" else 0
+                idx = q.next_id
+                q.wait_for_space(idx)
+                s = self._peek_signal()
+                q.write_sdma_body(idx, dep=dep, src=src, dst=dst, size=size, signal=s.handle,
+                                  fill_value=fill_value, fill_width=fill_width)      # a bad field raises here
+                self._take_signal(s)
+                q.add_write_index(1)
+                if dep and self.last_waiters is not None:
+                    self.last_waiters.append((q, idx))
+                q.publish(idx, ptype)
+                tr = self.rt.trace
+                if tr is not None:
+                    tr.record(L.EV_COPY_SUBMIT, q.slot, L.dispatch_id(self.agent, q.slot, idx), size)
+                self.last_signal = s
+                self.last_waiters = None
+                self.last_engine = "sdma"
+                self.commands += 1
             self._publish(q, idx)
             return s
 
@@ -567,11 +565,11 @@ class VirtualGPU:
             self.synchronize()
         except HsaError as exc:     # the stream failed: its error was (or will be) reported at a sync
             _log.debug("destroying a failed stream of agent %d: %s", self.agent, exc)
-        self.queue.destroy()
+        self.pool.release(self.queue)          # the last stream of a shared queue destroys it
         if self.sdma is not None:
-            self.sdma.destroy()
+            self.pool.release(self.sdma)
         for q in self.aux:
-            q.destroy()
+            self.pool.release(q)
         for s in self.sigs:
             s.destroy()
         if self.staging is not None:

@@ -281,12 +281,20 @@ class GraphExec:
             r.tail_signal[0] = done.handle
             blocks = r.blocks
             publish = v._publish
-            base = {0: (v.queue, copy_block(v.queue, *blocks[0], publish))}
-            for lane in p.lanes_used[1:]:
-                q = v.aux_queue(lane - 1)
-                base[lane] = (q, copy_block(q, *blocks[lane], publish))
-            if p.uses_sdma:
-                copy_block(v._sdma_queue(), *blocks["S"], publish)
+            # the stream's queues may be shared with other streams (clr._qpool): no packet of another
+            # stream may come between this launch's blocks (one behind lane 0's END that the next
+            # SDMA block waited for would deadlock), so both queue locks are held (AQL, then SDMA)
+            with contextlib.ExitStack() as qlocks:
+                qlocks.enter_context(v.queue.lock)
+                sq = v._sdma_queue() if p.uses_sdma else None
+                if sq is not None:
+                    qlocks.enter_context(sq.lock)
+                base = {0: (v.queue, copy_block(v.queue, *blocks[0], publish))}
+                for lane in p.lanes_used[1:]:
+                    q = v.aux_queue(lane - 1)
+                    base[lane] = (q, copy_block(q, *blocks[lane], publish))
+                if sq is not None:
+                    copy_block(sq, *blocks["S"], publish)
             for en in self.evwait:            # so that a re-record does not move under them
                 ws = en.spec.waiters
                 if len(ws) > 32:

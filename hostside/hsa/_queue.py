@@ -1,14 +1,17 @@
 """hsa_queue_t: a ring of 64-byte packets in the agent segment plus its descriptor.
 
-The write index has one writer, this process, serialised by the queue's lock. Packet bodies are
-stored first and the 16-bit header last (the publish); the doorbell then carries the last packet id
-written. The packet formats come from their declarations in ``shm_layout`` (``struct_of``).
+The write index has one writer, this process, serialised by the queue's lock (re-entrant). Packet
+bodies are stored first and the 16-bit header last (the publish); the doorbell then carries the last
+packet id written, and only ever moves forward (``ring_doorbell``: several threads, or several streams
+sharing the queue, ring it in any order). The packet formats come from their declarations in
+``shm_layout`` (``struct_of``).
 
-Check before you reserve: a caller that is the queue's only writer (the command layer, under its
-stream lock) may read ``next_id`` (the id ``add_write_index`` returns next), ``wait_for_space`` for
-it, pack the kernargs and the body there (``write_*_body``: the header stays INVALID, so the device
-never looks at it), and reserve the id and ``publish`` the header only once nothing can fail any
-more. A packet that fails to pack then leaves the queue exactly as it was.
+Check before you reserve: a caller holding the queue's lock (the command layer does, for the whole
+window) may read ``next_id`` (the id ``add_write_index`` returns next), ``wait_for_space`` for it,
+pack the kernargs and the body there (``write_*_body``: the header stays INVALID, so the device never
+looks at it), and reserve the id and ``publish`` the header only once nothing can fail any more. A
+packet that fails to pack then leaves the queue exactly as it was. Every reservation takes the lock,
+so no other writer can take that id meanwhile (streams share a queue: ``hostside.clr._qpool``).
 """
 from __future__ import annotations
 
@@ -79,7 +82,7 @@ class Queue:
         self.rt, self.agent, self.size, self.kind = rt, agent, size, kind
         self.mask = size - 1
         self.callback, self.data = callback, data
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()     # reservations, doorbell, and a writer's whole window
         am = agent.map
         me = os.getpid()
         claiming = L.own_word(me, 2)
@@ -239,9 +242,14 @@ class Queue:
         return self.kernarg_off + s, self.kernarg_base + s
 
     def ring_doorbell(self, index: int) -> None:
-        """hsa_signal_store_screlease(doorbell, index): ``index`` is the last packet id written."""
-        self.a64[self.i_doorbell] = index
-        self.a64[self.i_rung] += 1
+        """hsa_signal_store_screlease(doorbell, index): ``index`` is the last packet id written. A
+        doorbell already past ``index`` (another writer rang a later packet) is left where it is."""
+        a64, i = self.a64, self.i_doorbell
+        with self.lock:
+            db = a64[i]
+            if db == U64_MAX or index > db:
+                a64[i] = index
+            a64[self.i_rung] += 1
         self.notify_engine()
         tr = self.rt.trace
         if tr is not None:

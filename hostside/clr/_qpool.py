@@ -1,0 +1,116 @@
+"""Hardware queues for streams: each stream its own queue while the agent has slots, shared after.
+
+An agent has ``max_queues`` queue slots for every process on the platform (16 by default), while a
+program may create any number of streams, as on a real GPU: ROCclr hands out at most
+``GPU_MAX_HW_QUEUES`` hardware queues per device and lets further streams share them. Here a stream
+gets a queue of its own while the agent has free slots, and shares the least-used queue of its kind
+that this process already has once it has none (``QueuePool.acquire``). One slot is kept free for the
+process's first SDMA queue on the agent, so a stream that copies can always get one.
+
+A shared queue is correct because every writer of a queue takes its lock (an RLock) for the whole
+*check before you reserve* window (``hostside.clr._vgpu``) and for every reservation
+(``Queue.add_write_index``), and the doorbell only moves forward (``Queue.ring_doorbell``). Each
+stream keeps its own order (its packets are in order on the queue, all with the barrier bit); what
+sharing adds is false dependencies between the streams of one queue: a stream's packet that waits
+(a kernel that runs long, a barrier on an event) holds up the others behind it, as on a real GPU
+once streams outnumber hardware queues. A queue's error fails every stream on it.
+
+Graph branches (``VirtualGPU.aux_queue``) never share: they take a free slot under the same reserve
+(``create_exclusive``) or the graph runs on one lane.
+"""
+from __future__ import annotations
+
+import threading
+
+from shm_layout import layouts as L
+
+from ..hsa import HsaError, Queue
+
+__all__ = ["QueuePool", "pool_of"]
+
+
+class QueuePool:
+    """The queues this process's streams use, with how many streams use each (see the module doc)."""
+
+    def __init__(self, rt):
+        self.rt = rt
+        self.lock = threading.Lock()
+        self.refs: dict[Queue, int] = {}
+        self.kind_of: dict[Queue, tuple[int, int]] = {}
+
+    def _free_slots(self, agent: int) -> int:
+        owners = self.rt.pm.agents[agent].qdesc["owner"]
+        return int((L.owner_state(owners) == L.Q_FREE).sum())
+
+    def _has(self, agent: int, kind: int) -> bool:
+        return any(k == (agent, kind) and not q.destroyed for q, k in self.kind_of.items())
+
+    def _may_create(self, agent: int, kind: int) -> bool:
+        free = self._free_slots(agent)
+        if kind == L.QKIND_SDMA or self._has(agent, L.QKIND_SDMA):
+            return free >= 1
+        return free >= 2                   # keep one slot for this process's first SDMA queue
+
+    def acquire(self, agent: int, kind: int, size: int) -> Queue:
+        """A queue of ``kind`` on ``agent`` for one more stream: a new one while slots remain, else
+        the least-used healthy one of this process (HsaError OUT_OF_RESOURCES when it has none)."""
+        with self.lock:
+            if self._may_create(agent, kind):
+                try:
+                    q = self.rt.queue_create(agent, size, kind=kind)
+                except HsaError as exc:
+                    if exc.status != L.HSA_STATUS_ERROR_OUT_OF_RESOURCES:
+                        raise
+                else:
+                    self.refs[q] = 1
+                    self.kind_of[q] = (agent, kind)
+                    return q
+            mine = [q for q, k in self.kind_of.items() if k == (agent, kind) and not q.destroyed and not q.status]
+            if not mine:
+                what = "an SDMA" if kind == L.QKIND_SDMA else "an AQL"
+                raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+                               f"agent {agent} has no free queue slot (max_queues={self.rt.pm.topo.max_queues}, "
+                               f"every one in use) and this process has no healthy {what} queue on it to share")
+            q = min(mine, key=self.refs.__getitem__)
+            self.refs[q] += 1
+            return q
+
+    def create_exclusive(self, agent: int, size: int, avoid_engines=()) -> Queue:
+        """A new AQL queue of one user (a graph branch), under the same reserve; OUT_OF_RESOURCES when
+        the agent has no slot to spare."""
+        with self.lock:
+            if not self._may_create(agent, L.QKIND_AQL):
+                raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES, f"agent {agent} has no queue slot to spare")
+            q = self.rt.queue_create(agent, size, avoid_engines=avoid_engines)
+            self.refs[q] = 1
+            self.kind_of[q] = (agent, L.QKIND_AQL)
+            return q
+
+    def sharers(self, q: Queue) -> int:
+        """How many streams use ``q`` (0: not one of the pool's)."""
+        return self.refs.get(q, 0)
+
+    def release(self, q: Queue) -> None:
+        """One stream less on ``q``; the last one destroys it."""
+        with self.lock:
+            n = self.refs.get(q, 0) - 1
+            if n > 0:
+                self.refs[q] = n
+                return
+            self.refs.pop(q, None)
+            self.kind_of.pop(q, None)
+        q.destroy()
+
+
+_pools_lock = threading.Lock()
+
+
+def pool_of(rt) -> QueuePool:
+    """The runtime's queue pool (made on first use)."""
+    p = getattr(rt, "_clr_queue_pool", None)
+    if p is None:
+        with _pools_lock:
+            p = getattr(rt, "_clr_queue_pool", None)
+            if p is None:
+                p = rt._clr_queue_pool = QueuePool(rt)
+    return p
