@@ -17,16 +17,21 @@ once streams outnumber hardware queues. A queue's error fails every stream on it
 
 Graph branches (``VirtualGPU.aux_queue``) never share: they take a free slot under the same reserve
 (``create_exclusive``) or the graph runs on one lane.
+
+Staging buffers for pageable copies are the process's too (``StagingPool``), as ROCclr keeps its
+transfer buffers per device: a pageable copy holds one only while it runs (it returns once its last
+chunk has landed), so a program needs as many as it runs such copies at once, not one per stream.
 """
 from __future__ import annotations
 
 import threading
+import time
 
 from shm_layout import layouts as L
 
-from ..hsa import HsaError, Queue
+from ..hsa import HostWaitTimeout, HsaError, Queue
 
-__all__ = ["QueuePool", "pool_of"]
+__all__ = ["QueuePool", "StagingPool", "pool_of", "staging_of"]
 
 
 class QueuePool:
@@ -113,4 +118,69 @@ def pool_of(rt) -> QueuePool:
             p = getattr(rt, "_clr_queue_pool", None)
             if p is None:
                 p = rt._clr_queue_pool = QueuePool(rt)
+    return p
+
+
+class StagingPool:
+    """Staging buffers of ``nbytes`` (less, halving down to ``min_bytes``, when the host pool is
+    short) lent to one pageable copy at a time (see the module doc)."""
+
+    def __init__(self, rt, nbytes: int, min_bytes: int):
+        self.rt, self.nbytes, self.min_bytes = rt, nbytes, min_bytes
+        self.free: list[tuple[int, int]] = []          # (address, bytes)
+        self.lent = 0
+        self.cond = threading.Condition()
+
+    def _allocate(self):
+        n = self.nbytes
+        while True:
+            try:
+                return self.rt.allocate(None, n, L.ALLOC_STAGING), n
+            except HsaError as exc:
+                if exc.status != L.HSA_STATUS_ERROR_OUT_OF_RESOURCES or n <= self.min_bytes:
+                    if self.lent:
+                        return None                   # wait for a lent one
+                    raise
+                n //= 2
+
+    def acquire(self) -> tuple[int, int]:
+        """(address, bytes) of a staging buffer for one copy; ``release`` it when the copy is done."""
+        deadline = time.monotonic() + self.rt.wait_timeout_s
+        with self.cond:
+            while True:
+                if self.free:
+                    buf = self.free.pop()
+                else:
+                    buf = self._allocate()
+                if buf is not None:
+                    self.lent += 1
+                    return buf
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise HostWaitTimeout(f"no staging buffer came back in {self.rt.wait_timeout_s} s "
+                                          f"(HDEMU_WAIT_TIMEOUT_S): {self.lent} lent, the host pool is full")
+                self.cond.wait(min(left, 0.05))
+
+    def release(self, buf: tuple[int, int]) -> None:
+        with self.cond:
+            self.lent -= 1
+            self.free.append(buf)
+            self.cond.notify()
+
+    def discard(self, buf: tuple[int, int]) -> None:
+        """A copy through ``buf`` failed and may still be in flight: it is never lent again (nor
+        freed: the device may still write it; the process's allocations go with it)."""
+        with self.cond:
+            self.lent -= 1
+            self.cond.notify()
+
+
+def staging_of(rt, nbytes: int, min_bytes: int) -> StagingPool:
+    """The runtime's staging pool (made on first use)."""
+    p = getattr(rt, "_clr_staging_pool", None)
+    if p is None:
+        with _pools_lock:
+            p = getattr(rt, "_clr_staging_pool", None)
+            if p is None:
+                p = rt._clr_staging_pool = StagingPool(rt, nbytes, min_bytes)
     return p

@@ -16,8 +16,8 @@
   only while an interceptor is installed (and checked first: see *Check before you reserve*).
 
 **The stream lock.** ``VirtualGPU.lock`` (re-entrant) is held for a whole command: taking a signal,
-reserving packet ids, writing, publishing; and for a whole pageable copy (the staging buffer is the
-stream's, so two threads copying through one stream, the null stream included, take turns).
+reserving packet ids, writing, publishing; and for a whole pageable copy (its chunks are commands of
+the stream, so two threads copying through one stream, the null stream included, take turns).
 ``flush()`` from a thread that does not hold it rings nothing: packets wait to be rung only inside a
 batch, whose owner rings them when it ends.
 
@@ -62,7 +62,7 @@ from shm_layout.trace import EV_LAUNCH_RUNG
 
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Runtime
 from ._dispatch import Dispatch, check_dispatch
-from ._qpool import pool_of
+from ._qpool import pool_of, staging_of
 
 __all__ = ["VirtualGPU", "Dispatch", "set_interceptor", "interceptor", "set_copy_fence", "copy_fence",
            "SIGNALS_PER_STREAM", "STAGING_BYTES", "KERNEL_HEADER", "MARKER_HEADER"]
@@ -74,8 +74,10 @@ SIGNALS_PER_STREAM = 256
 #: A ring stops growing before SIGNALS_PER_STREAM when its process holds half of the platform's
 #: signals, but never below this many slots (``_peek_signal``).
 _RING_MIN = 16
-#: Bytes of staging buffer per stream for pageable copies (copied in chunks of half of it).
+#: Bytes of a staging buffer for pageable copies (copied in chunks of half of it; the process's
+#: buffers are lent per copy, ``_qpool.StagingPool``); less, down to _STAGING_MIN, when the pool is short
 STAGING_BYTES = 1 << 20
+_STAGING_MIN = 1 << 14
 #: ``synchronize()`` polls the last signal this many times (some tens of microseconds: about what a
 #: short kernel takes to come back) before it sets up the bounded wait (``sync_signal``: spin, then
 #: futex, with the liveness checks)
@@ -149,7 +151,7 @@ class VirtualGPU:
         self.lock = threading.RLock()
         self.batch_depth = 0
         self.pending = {}              # queue -> last index written but not yet rung (inside a batch)
-        self.staging = None
+        self.staging = staging_of(rt, STAGING_BYTES, _STAGING_MIN)   # the process's, lent per copy
         self.commands = 0
         q = self.queue
         self._s64 = rt.s64
@@ -483,46 +485,51 @@ class VirtualGPU:
                                  fill_value=value, fill_width=width)
 
     # -- pageable copies through staging -----------------------------------------------------------
-    def _staging(self):
-        if self.staging is None:
-            self.staging = self.rt.allocate(None, STAGING_BYTES, L.ALLOC_STAGING)
-        return self.staging
-
     def copy_from_host(self, dst: int, data: np.ndarray) -> None:
         """Pageable host -> device (synchronous for the host buffer, like hipMemcpy H2D). Holds the
-        stream lock throughout: the staging buffer is the stream's."""
+        stream lock and a staging buffer of the process throughout."""
         src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        half = STAGING_BYTES // 2
         with self.lock:
-            stage = self._staging()
-            pos, k = 0, 0
-            last = [None, None]
-            while pos < len(src):
-                n = min(half, len(src) - pos)
-                buf = stage + (k & 1) * half
-                if last[k & 1] is not None:          # the half is reused: its previous copy must be done
-                    self.sync_signal(last[k & 1])
-                self.rt.host_view(buf, n)[:] = src[pos:pos + n]
-                last[k & 1] = self.copy(dst + pos, buf, n)
-                pos += n
-                k += 1
-            if self.last_signal is not None:
-                self.sync_signal(self.last_signal)
+            staging = self.staging.acquire()
+            try:
+                stage, half = staging[0], staging[1] // 2
+                pos, k = 0, 0
+                last = [None, None]
+                while pos < len(src):
+                    n = min(half, len(src) - pos)
+                    buf = stage + (k & 1) * half
+                    if last[k & 1] is not None:          # the half is reused: its previous copy must be done
+                        self.sync_signal(last[k & 1])
+                    self.rt.host_view(buf, n)[:] = src[pos:pos + n]
+                    last[k & 1] = self.copy(dst + pos, buf, n)
+                    pos += n
+                    k += 1
+                if self.last_signal is not None:
+                    self.sync_signal(self.last_signal)
+            except BaseException:
+                self.staging.discard(staging)       # a copy may still be in flight: never lent again
+                raise
+            self.staging.release(staging)
 
     def copy_to_host(self, out: np.ndarray, src: int) -> None:
-        """Device -> pageable host; ``out`` is a writable contiguous array. Holds the stream lock
-        throughout: the staging buffer is the stream's."""
+        """Device -> pageable host; ``out`` is a writable contiguous array. Holds the stream lock and
+        a staging buffer of the process throughout."""
         dst = out.reshape(-1).view(np.uint8)
-        half = STAGING_BYTES // 2
         with self.lock:
-            stage = self._staging()
-            pos = 0
-            while pos < len(dst):
-                n = min(half, len(dst) - pos)
-                s = self.copy(stage, src + pos, n)
-                self.sync_signal(s)
-                dst[pos:pos + n] = self.rt.host_view(stage, n)
-                pos += n
+            staging = self.staging.acquire()
+            try:
+                stage, half = staging[0], staging[1] // 2
+                pos = 0
+                while pos < len(dst):
+                    n = min(half, len(dst) - pos)
+                    s = self.copy(stage, src + pos, n)
+                    self.sync_signal(s)
+                    dst[pos:pos + n] = self.rt.host_view(stage, n)
+                    pos += n
+            except BaseException:
+                self.staging.discard(staging)       # a copy may still be in flight: never lent again
+                raise
+            self.staging.release(staging)
 
     # -- waits -------------------------------------------------------------------------------------
     def sync_signal(self, s) -> None:
@@ -572,8 +579,3 @@ class VirtualGPU:
             self.pool.release(q)
         for s in self.sigs:
             s.destroy()
-        if self.staging is not None:
-            try:
-                self.rt.free(self.staging)
-            except HsaError as exc:
-                _log.warning("freeing the staging buffer of a stream of agent %d: %s", self.agent, exc)
