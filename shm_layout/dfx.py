@@ -107,6 +107,8 @@ ctl_header = checked_dtype("dfx_ctl_header", [
     ("quiesce_req", "<u4", 12),      # any: 1 = collector drains everything queued, then acks
     ("quiesce_ack", "<u4", 16),      # collector: = quiesce generation drained
     ("go", "<u4", 20),               # any: synthetic lanes with synthetic_wait_go start when 1
+    ("drain_delay_ns", "<u8", 24),   # any (fault injection): the collector sleeps this long after each
+                                     # buffer it drains (a slow collector); 0 = none (one word read a buffer)
     ("common_stall", "<u4", 64),     # any (atomic): >0 while a common-mode stall holds every lane
     ("common_seq", "<u4", 68),
     ("collector_wake", "<u8", 128),  # wake word of the collector's shards (device notifies)
@@ -117,6 +119,16 @@ lane_status = checked_dtype("lane_status", [
     ("records", "<u8", 8), ("drops", "<u8", 16),         # lane
     ("stalls", "<u8", 24), ("stall_ns", "<u8", 32),      # lane
     ("tasks", "<u8", 40), ("backstops", "<u8", 48),      # lane
+], itemsize=64)
+#: One per drain shard, after the host-written accounting at the end of dfxctl (``DfxGeometry.shard_off``;
+#: room for T shards, the most a collector runs). ``stall_until_ns`` (any: fault injection) is a
+#: CLOCK_MONOTONIC deadline: while it is ahead the shard drains nothing, asleep, then clears it itself
+#: (cas: a new deadline written meanwhile is kept). The rest the shard counts as it goes.
+shard_control = checked_dtype("shard_control", [
+    ("stall_until_ns", "<u8", 0),    # any (fault injection); the shard clears it once past
+    ("buffers", "<u8", 8),           # shard: ready entries it processed
+    ("stalls", "<u8", 16),           # shard: stalls it honoured
+    ("stall_ns", "<u8", 24),         # shard: time it spent stalled
 ], itemsize=64)
 LANE_STARTING, LANE_RUNNING, LANE_FLUSHED, LANE_EXITED, LANE_IDLE_HOST_GONE = 0, 1, 2, 3, 4
 LANE_STATE_NAMES = {0: "starting", 1: "running", 2: "flushed", 3: "exited", 4: "idle (host gone)"}
@@ -226,7 +238,8 @@ class DfxGeometry(DfxBuffers):
         self.owners_off = self.arenas_off + self.T * 128
         self.hdr_bytes = self.owners_off + self.n_buffers * buffer_owner.itemsize
         # dfxctl: [header 256][lane status 64 * lanes][wake words T*64][stall logs T*(64+STALL_LOG*48)]
-        #         [task rings n_rings * (128 + TASK_RING * 128)]
+        #         [task rings n_rings * (128 + TASK_RING * 128)][collected T*K*8][corrupt T*64]
+        #         [pool loss T*K*64][shard control T*64]
         self.n_rings = n_rings
         self.lane_off = ctl_header.itemsize
         self.wake_off = self.lane_off + prof["lanes"] * lane_status.itemsize
@@ -238,7 +251,9 @@ class DfxGeometry(DfxBuffers):
         self.collected_off = self.rings_off + n_rings * self.ring_bytes
         self.corrupt_off = self.collected_off + self.T * N_KINDS * 8
         self.loss_off = self.corrupt_off + self.T * corrupt_flag.itemsize
-        self.ctl_bytes = self.loss_off + self.T * N_KINDS * pool_loss.itemsize
+        # per drain shard: its stall word (fault injection) and counters (room for T shards)
+        self.shard_off = self.loss_off + self.T * N_KINDS * pool_loss.itemsize
+        self.ctl_bytes = self.shard_off + self.T * shard_control.itemsize
 
     # offsets in dfxhdr
     def head_off(self, t):
@@ -286,6 +301,10 @@ class DfxGeometry(DfxBuffers):
     def loss_word(self, t, k, field):
         """Index, in a u64 view of dfxctl, of ``field`` of pool (t, k)'s ``pool_loss``."""
         return (self.loss_off + (t * N_KINDS + k) * pool_loss.itemsize) // 8 + _LOSS_W[field]
+
+    def shard_control_off(self, s):
+        """Offset in dfxctl of drain shard s's ``shard_control``."""
+        return self.shard_off + s * shard_control.itemsize
 
     def owner_off(self, bid):
         """Offset in dfxhdr of the ownership word of buffer ``bid`` (``buffer_id``)."""

@@ -168,12 +168,17 @@ engine_stats = checked_dtype("engine_stats", [
     ("state", "<u4", 36),      # device: ENGINE_* (set RUNNING for every engine before the agent is READY)
     ("died_ns", "<u8", 40),    # device: monotonic ns when the engine thread died, 0 while it lives
     ("stall_until_ns", "<u8", 48),  # host (fault injection, ``hdemu run``); device clears it: see below
+    ("wake_delay_ns", "<u8", 56),   # host (fault injection, ``hdemu run``): see below
 ], itemsize=64)
 #: engine_stats.stall_until_ns: a CLOCK_MONOTONIC deadline (ns) before which the engine takes no packet
 #: (a stalled pipe). The engine reads it once per loop turn; while it is set and ahead it sleeps on its
 #: wake word (no spinning; housekeeping goes on), and once it has passed the engine clears it (cas to 0)
 #: and serves its queues again. Its queue states, and every other engine, are untouched: a host wait
 #: sees a slow engine, never an error. 0 = no stall.
+#: engine_stats.wake_delay_ns: a slow wake-up path (the way a proxy adds latency to a link). Each time
+#: the engine's wait for work ends with work to do (a doorbell seen, asleep or spinning), the engine
+#: sleeps this long (at most 1 s) before it looks at its queues: the doorbell-to-fetch latency rises by
+#: it. Read once per ended wait (nothing per packet); 0 = none.
 
 #: engine_stats.state. An engine is ENGINE_OFF until its CP starts it, ENGINE_RUNNING while it serves its
 #: queues, ENGINE_DEAD once its thread ended with an exception (its queues failed with

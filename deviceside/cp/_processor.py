@@ -8,7 +8,9 @@ engine never holds up another engine's queues. ``sys.setswitchinterval`` is lowe
 the GIL finely. The main thread joins the engines; SIGTERM sets ``stopping``.
 
 An engine whose stall word (``engine_stats.stall_until_ns``, written by fault injection) holds a
-deadline takes no packet before it: it sleeps on its wake word, then clears the word (``_stall``).
+deadline takes no packet before it: it sleeps on its wake word, then clears the word (``_stall``). One
+whose ``engine_stats.wake_delay_ns`` is set sleeps that long each time its wait for work ends with work
+(a slow wake-up path: the doorbell-to-fetch latency rises by it).
 
 Idle engines spin ``ENGINE_SPIN_S`` (only right after work) and then sleep on their wake word (the
 doorbell mailbox) for at most ``IDLE_SLICE_S``; every ``HOUSEKEEPING_S`` an idle engine writes the
@@ -91,6 +93,9 @@ _ES_PACKETS = L.word_of(L.engine_stats, "packets")
 _ES_SLEEPS = L.word_of(L.engine_stats, "sleeps")
 _ES_WAKEUPS = L.word_of(L.engine_stats, "wakeups")
 _ES_STALL = L.word_of(L.engine_stats, "stall_until_ns")
+_ES_WAKE_DELAY = L.word_of(L.engine_stats, "wake_delay_ns")
+#: The longest wake-up delay ``engine_stats.wake_delay_ns`` can ask for (a bad value must not hang an engine).
+MAX_WAKE_DELAY_NS = 1_000_000_000
 _QTG64 = L.word_of(L.agent_header, "queue_table_gen")
 _BOOT_SHUTDOWN32 = L.word_of(L.boot_header, "shutdown", 4)
 _ERROR_MSG_MAX = L.queue_desc.fields["error_msg"][0].itemsize - 1    # room for the NUL a reader expects
@@ -232,7 +237,7 @@ class CommandProcessor:
         i_stats = (L.AGENT_ENGINE_STATS_OFF + engine * L.engine_stats.itemsize) // 8
         i_busy, i_packets = i_stats + _ES_BUSY, i_stats + _ES_PACKETS
         i_sleeps, i_wakeups = i_stats + _ES_SLEEPS, i_stats + _ES_WAKEUPS
-        i_stall = i_stats + _ES_STALL
+        i_stall, i_wdelay = i_stats + _ES_STALL, i_stats + _ES_WAKE_DELAY
         a64 = self.a64
         boot32 = self.boot32
         i_gen = _QTG64                      # the agent header is at offset 0 of the agent segment
@@ -283,7 +288,8 @@ class CommandProcessor:
             a64[i_sleeps] = (a64[i_sleeps] + 1) & U64_MAX
             # spin only right after work (traffic is likely to continue); an idle wake-up sleeps at once
             spin = ENGINE_SPIN_S if now - last_work < ENGINE_SPIN_S else 0.0
-            wait_until(has_work, wake, IDLE_SLICE_S, spin_s=spin, slice_s=IDLE_SLICE_S)
+            if wait_until(has_work, wake, IDLE_SLICE_S, spin_s=spin, slice_s=IDLE_SLICE_S) and a64[i_wdelay]:
+                time.sleep(min(a64[i_wdelay], MAX_WAKE_DELAY_NS) / 1e9)   # a slow wake-up (fault injection)
             a64[i_wakeups] = (a64[i_wakeups] + 1) & U64_MAX
 
     def _stall(self, engine: int, i_stall: int, wake: int, queues) -> None:

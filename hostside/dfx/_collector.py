@@ -32,6 +32,8 @@ file write and the count leaves that buffer in the file twice (salvage appends i
 counted and missing; one in the few instructions between the count and the word makes salvage count
 it again too, and the accounting reports it (an overlap of the pool's published sequence).
 
+Fault injection (``_shards``): a delay per buffer drained, a stall of one shard (one word read each).
+
 Supervision: each drain shard contains the errors of the thread it drains (that thread is marked
 corrupt, the rest go on), and the main thread restarts a shard or the replenish thread that died.
 
@@ -66,6 +68,7 @@ from ._accounting import accounting
 from ._deadlanes import DeadLanes
 from ._ownership import BufferTable, add_loss, check_sequence, reject
 from ._readers import read_stalls
+from ._shards import ShardControl, shard_words
 from ._replenish import REPLENISH_MIN_S, REPLENISH_PERIOD_S, Replenisher  # noqa: F401 (periods re-exported)
 from ._swimlane import write_swimlane
 
@@ -101,9 +104,9 @@ def _write_all(f, data) -> None:
         mv = mv[f.write(mv):]
 
 
-class Collector(Replenisher, DeadLanes):
+class Collector(Replenisher, DeadLanes, ShardControl):
     """The collector of one platform's DFX pipeline (the replenish thread's part: ``Replenisher``; the
-    current buffers of dead lanes: ``DeadLanes``)."""
+    current buffers of dead lanes: ``DeadLanes``; the shards' fault-injection words: ``ShardControl``)."""
 
     def __init__(self, boot_name: str, out_dir: str | None = None):
         self.pm = PlatformMap.attach(boot_name)
@@ -126,6 +129,7 @@ class Collector(Replenisher, DeadLanes):
         self.collected_w = {(t, k): g.collected_word(t, k) for t in range(g.T) for k in g.kinds}
         self.ctl_hdr = self.ctl.view(D.ctl_header, 0, 1)
         self.S = min(g.prof["drain_shards"], g.T)
+        self.shard_w = shard_words(g, self.S)
         self.heads = [0] * g.T                       # host-owned queue_heads (cached)
         self.free_tails = {(t, k): 0 for t in range(g.T) for k in g.kinds}
         self.allocated = {(t, k): 0 for t in range(g.T) for k in g.kinds}
@@ -266,16 +270,6 @@ class Collector(Replenisher, DeadLanes):
             self.wake_thread(t)
         return ok
 
-    def proactive_replenish(self) -> None:
-        """Startup only, before any shard runs: fill every free queue (may allocate for every shard)."""
-        for t in range(self.g.T):
-            for k in self.g.kinds:
-                for _ in range(min(self.g.slots[k], self.g.slab[(t, k)][1])):
-                    b = self.allocate(t, k)
-                    if b is None:
-                        break
-                    self.push_free(t, k, b)
-
     # -- drain shards ------------------------------------------------------------------------------------
     def process_entry(self, s: int, t: int, entry, short: list) -> None:
         """One ready entry of thread t: take its buffer if both sides agree it was released by t,
@@ -400,6 +394,7 @@ class Collector(Replenisher, DeadLanes):
             wmb()
             self.host_put_u32(g.head_off(t), head)
             n += 1
+            self.drained_one(s)
         if n:
             self.stats["entries"] += n
             self.wake_thread(t)
@@ -463,6 +458,9 @@ class Collector(Replenisher, DeadLanes):
         short: list = []
         wake = self.collector_wake
         while self.running:
+            if self.stall_word(s):               # a stalled shard (fault injection, ``_shards``)
+                self.stall_shard(s, self.stall_word(s))
+                continue
             if self.sweep(s, queues, short):
                 continue
             self.stats["sweeps"] += 1

@@ -29,6 +29,16 @@ _AB_ACK_NS = offset_of(D.arena_block, "ack_ns")
 class Replenisher:
     """The replenish thread's methods of ``Collector`` (which holds the state they use)."""
 
+    def proactive_replenish(self) -> None:
+        """Startup only, before any shard runs: fill every free queue (may allocate for every shard)."""
+        for t in range(self.g.T):
+            for k in self.g.kinds:
+                for _ in range(min(self.g.slots[k], self.g.slab[(t, k)][1])):
+                    b = self.allocate(t, k)
+                    if b is None:
+                        break
+                    self.push_free(t, k, b)
+
     def watermark(self, t: int, k: int) -> int:
         """Buffers pool (t, k)'s recycled lane should hold: enough to refill its free queue once."""
         return min(self.g.slots[k], self.g.slab[(t, k)][1])

@@ -3,7 +3,8 @@
 A scenario (TOML: ``[platform]``, ``[workload]``, ``[[fault]]``, ``[[promise]]``; ``_schema``) runs a
 platform owned by this process, a workload in its own process (``_workload``), injects faults on
 schedule (``_inject``: SIGKILL, SIGSTOP/SIGCONT of a role, a corrupted AQL header, a shrunk DFX pool),
-records the history and judges each promise against it (``_promises``); ``_run`` ties it together and
+records the history and judges each promise against it (``_promises``); a scenario whose faults hit
+the supervisor runs the platform under a supervisor process of its own (``_remote``); ``_run`` ties it together and
 ``_cli`` is the command. The shipped scenarios are package data (``scenarios/*.toml``), found by name.
 A room above ``hip``: imports ``hip`` (the workload), ``platform`` (the supervisor) and ``shm_layout``.
 docs/FAULTS.md lists each fault kind, its promise and the scenario that checks it.

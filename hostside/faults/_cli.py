@@ -13,6 +13,7 @@ import time
 
 from shm_layout.errors import ConfigError, HdemuError
 
+from ._remote import supervise
 from ._run import run_scenario
 from ._schema import builtin_scenarios, load_scenario
 from ._workload import run_workload
@@ -32,7 +33,9 @@ def format_report(rep: dict) -> str:
         tgt = f.get("target") or {"shrink_pool": f"thread {ev.get('thread', '?')} to {ev.get('buffers', '?')} buffer(s)",
                                   "memory_pressure": f"agent {ev.get('agent', '?')} ({ev.get('free_after', '?')} bytes "
                                                      f"left)"}.get(f["kind"], "")
-        if f["kind"].startswith("corrupt_"):
+        if f["kind"] == "corrupt_ready_entry":
+            tgt = f"DFX ready queue of thread {ev.get('thread', '?')} entry {ev.get('entry', '?')} {ev.get('field', '')}"
+        elif f["kind"].startswith("corrupt_"):
             what = f"packet {ev['packet']}" if "packet" in ev else ev.get("field", "")
             tgt = f"workload queue {ev.get('queue', '?')} {what}".rstrip()
         elif f["kind"] == "stall_engine":
@@ -90,6 +93,8 @@ def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["workload"] and len(args) == 3:
         return run_workload(args[1], args[2])
+    if args[:1] == ["supervise"] and len(args) == 3:
+        return supervise(args[1], args[2])
     ap = argparse.ArgumentParser(prog="hdemu run", description="run a fault-injection scenario")
     ap.add_argument("scenario", nargs="?", help="a scenario TOML file, or the name of a built-in scenario")
     ap.add_argument("--out", help="the run directory (default ./hdemu-run-<name>-<time>)")

@@ -19,9 +19,11 @@ from __future__ import annotations
 import time
 
 from shm_layout import aql as A
+from shm_layout import dfx as D
 from shm_layout import layouts as L
 
-__all__ = ["corrupt", "CORRUPT_WAIT_S", "BAD_KERNEL_OBJECT", "BAD_KERNARG", "BAD_SIGNAL", "INDEX_JUMP"]
+__all__ = ["corrupt", "corrupt_ready_entry", "CORRUPT_WAIT_S", "BAD_KERNEL_OBJECT", "BAD_KERNARG", "BAD_SIGNAL",
+           "INDEX_JUMP", "READY_FIELDS", "BAD_BUFFER_PTR", "SEQ_JUMP"]
 
 #: How long a corruption looks for a backlog (and, for indices, retries a write that was undone).
 CORRUPT_WAIT_S = 5.0
@@ -33,6 +35,13 @@ BAD_KERNARG = 0x8
 BAD_SIGNAL = L.SIGNAL_HANDLE_BASE + 8
 #: How far ahead a corrupted read index or doorbell points.
 INDEX_JUMP = 1 << 20
+
+#: ``corrupt_ready_entry``: the fields it can change (``shm_layout.dfx.ready_entry``).
+READY_FIELDS = ("buffer_ptr", "core_index", "buffer_seq", "record_count")
+#: The buffer address written: 8-aligned, below the DFX buffer region (no pool's buffer).
+BAD_BUFFER_PTR = D.DFX_BUF_BASE - 4096
+#: How far ahead a corrupted buffer seq points (a use of the buffer that never happened).
+SEQ_JUMP = 1 << 20
 
 _POLL_S = 0.0002      # a poll period: catch the queue with a backlog (the workload runs at its own pace)
 _DISPATCH, _BARRIER_AND = A.HSA_PACKET_TYPE_KERNEL_DISPATCH, A.HSA_PACKET_TYPE_BARRIER_AND
@@ -146,3 +155,41 @@ def corrupt(inj, kind: str, agent: int, nth: int, packet_type: int = 4) -> dict:
                 "corrupt_dependency": _dependency}[kind]
         ev = _packet(inj, agent, slot, edit)
     return {"agent": agent, "queue": slot, **ev, "workload_pid": inj.workload.pid}
+
+
+def corrupt_ready_entry(inj, thread: int, field: str) -> dict:
+    """Change ``field`` of a published, not yet collected entry of AICPU thread ``thread``'s DFX ready
+    queue (in dfxhdr, through ``shm_layout.dfx.ready_entry``). The collector is held with SIGSTOP for
+    the write; the entry changed is the one after the host's published head (the collector may hold
+    the entry at its head). Returns where, and the old and new values."""
+    pm = inj.plat.pm
+    g = pm.topo.dfx
+    hdr = pm.segs["dfxhdr"]
+    u32 = hdr.u8.view("<u4")
+    deadline = time.monotonic() + CORRUPT_WAIT_S
+    head = tail = 0
+    while True:
+        head, tail = int(u32[g.head_off(thread) // 4]), int(u32[g.tail_off(thread) // 4])
+        if (tail - head) % g.N >= 2:          # a backlog: hold the collector and look again
+            inj.stop("collector")
+            try:
+                head, tail = int(u32[g.head_off(thread) // 4]), int(u32[g.tail_off(thread) // 4])
+                if (tail - head) % g.N >= 2:
+                    i = (head + 1) % g.N
+                    e = hdr.view(D.ready_entry, g.entry_off(thread, i), 1)
+                    old = {f: int(e[f][0]) for f in D.ready_entry.names}
+                    new = {"buffer_ptr": BAD_BUFFER_PTR, "core_index": (thread + 1) % max(g.T, 2),
+                           "buffer_seq": (old["buffer_seq"] + SEQ_JUMP) & 0xFFFFFFFF,
+                           "record_count": old["record_count"] + 1}[field]
+                    e[field] = new
+                    return {"thread": thread, "entry": i, "field": field, "old": old[field], "new": new,
+                            "record_kind": D.KIND_NAMES[old["kind"]] if old["kind"] < len(D.KIND_NAMES) else old["kind"], "buffer_seq": old["buffer_seq"],
+                            "record_count": old["record_count"],
+                            "collected": {D.KIND_NAMES[k]: int(pm.segs["dfxctl"].u8.view("<u8")[
+                                g.collected_word(thread, k)]) for k in g.kinds}}
+            finally:
+                inj.resume("collector")
+        if time.monotonic() > deadline or inj.workload.poll() is not None:
+            raise inj.error(f"the ready queue of AICPU thread {thread} never had two entries waiting within "
+                            f"{CORRUPT_WAIT_S} s (head {head}, tail {tail})")
+        time.sleep(_POLL_S)

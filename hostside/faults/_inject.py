@@ -15,11 +15,12 @@ import time
 from shm_layout import dfx as D
 from shm_layout import layouts as L
 from shm_layout.alloc import AllocError, AllocTable
-from shm_layout.sync import fetch_add32, futex_wake
+from shm_layout.sync import fetch_add32, futex_wake, notify
 
-from ._corrupt import corrupt
+from ._corrupt import corrupt, corrupt_ready_entry
 
-__all__ = ["Injector", "InjectError", "dispatches", "records", "owned_by", "engine_packets", "lane_stalls"]
+__all__ = ["Injector", "InjectError", "dispatches", "records", "owned_by", "engine_packets", "lane_stalls",
+           "shard_counters"]
 
 
 class InjectError(Exception):
@@ -52,6 +53,16 @@ def lane_stalls(pm, lane: int) -> int:
     return int(pm.segs["dfxctl"].view(D.lane_status, g.lane_status_off(lane), 1)[0]["stalls"])
 
 
+def shard_counters(pm) -> list[dict]:
+    """Per drain shard of the collector: ready entries processed, stalls honoured, time stalled (ns)."""
+    g = pm.topo.dfx
+    n = min(g.prof["drain_shards"], g.T)
+    seg = pm.segs["dfxctl"]
+    return [{k: int(seg.view(D.shard_control, g.shard_control_off(s), 1)[0][k]) for k in ("buffers", "stalls",
+                                                                                          "stall_ns")}
+            for s in range(n)]
+
+
 def owned_by(pm, pid: int) -> dict:
     """Queues (per agent), allocations and signals that ``pid`` still owns."""
     queues = [(a, q) for a, am in enumerate(pm.agents) for q in range(pm.topo.max_queues)
@@ -62,8 +73,11 @@ def owned_by(pm, pid: int) -> dict:
 
 
 class Injector:
-    """Resolves role names (``workload``, ``cp<i>``, ``lane<i>``, ``collector``) to processes and
+    """Resolves role names (``workload``, ``cp<i>``, ``lane<i>``, ``collector``, ``supervisor``) to processes and
     injects faults into them."""
+
+    #: what ``_corrupt`` raises when a corruption cannot be injected (it cannot import this module)
+    error = InjectError
 
     def __init__(self, plat, workload: subprocess.Popen):
         self.plat, self.workload = plat, workload
@@ -75,6 +89,8 @@ class Injector:
         p = self.plat
         if target == "workload":
             return self.workload
+        if target == "supervisor":          # a platform of its own (``_remote``): its supervisor process
+            return self.plat.supervisor
         if target == "collector":
             return p.procs[p.dfx_roles["collector"][0]]
         if target.startswith("lane"):
@@ -122,6 +138,12 @@ class Injector:
         AQL queue on ``agent``; returns where and what was written."""
         return corrupt(self, "corrupt_header", agent, nth, packet_type)
 
+    def corrupt_ready_entry(self, thread: int, field: str) -> dict:
+        """Change ``field`` of an unread entry of AICPU thread ``thread``'s DFX ready queue (``_corrupt``)."""
+        if self.proc("collector").poll() is not None:
+            raise InjectError("the collector had already exited")
+        return corrupt_ready_entry(self, thread, field)
+
     def corrupt(self, kind: str, agent: int, nth: int, packet_type: int = 4) -> dict:
         """One of the ``_corrupt`` kinds on the workload's ``nth`` AQL queue of ``agent``."""
         return corrupt(self, kind, agent, nth, packet_type)
@@ -162,6 +184,72 @@ class Injector:
             fetch_add32(addr, 1)        # the wake word changes: the sleeping engine looks again
             futex_wake(addr)
         return was
+
+    # -- the collector: a delay per buffer drained, a stall of one drain shard (``hostside.dfx._shards``) ----
+    def _ctl(self):
+        if self.proc("collector").poll() is not None:
+            raise InjectError("the collector had already exited")
+        return self.plat.pm.segs["dfxctl"]
+
+    def slow_collector(self, delay_s: float) -> dict:
+        """Every drain shard sleeps ``delay_s`` after each buffer (``ctl_header.drain_delay_ns``)."""
+        ctl = self._ctl().view(D.ctl_header, 0, 1)
+        ctl["drain_delay_ns"] = int(delay_s * 1e9)
+        return {"delay_ns": int(ctl["drain_delay_ns"][0]), "shards": shard_counters(self.plat.pm)}
+
+    def end_slow_collector(self) -> dict:
+        self.plat.pm.segs["dfxctl"].view(D.ctl_header, 0, 1)["drain_delay_ns"] = 0
+        return {"shards": shard_counters(self.plat.pm)}
+
+    def _shard_word(self, shard: int):
+        g = self.plat.pm.topo.dfx
+        return self._ctl().view(D.shard_control, g.shard_control_off(shard), 1)
+
+    def stall_shard(self, shard: int, duration_s: float) -> dict:
+        """Drain shard ``shard`` takes no ready entry for ``duration_s`` (``shard_control.stall_until_ns``)."""
+        w = self._shard_word(shard)
+        until = time.monotonic_ns() + int(duration_s * 1e9)
+        w["stall_until_ns"] = until
+        self.stalled[("collector", shard)] = until
+        g = self.plat.pm.topo.dfx
+        n = min(g.prof["drain_shards"], g.T)
+        # the sweep under way when the word was set finishes: at most a full ready queue of each of its threads
+        limit = g.N * len(range(shard, g.T, n))
+        return {"shard": shard, "until_ns": until, "sweep_limit": limit, "shards": shard_counters(self.plat.pm)}
+
+    def shard_stall_pending(self, shard: int) -> bool:
+        until = self.stalled.get(("collector", shard))
+        g = self.plat.pm.topo.dfx
+        w = self.plat.pm.segs["dfxctl"].view(D.shard_control, g.shard_control_off(shard), 1)
+        return until is not None and int(w["stall_until_ns"][0]) == until
+
+    def end_shard_stall(self, shard: int) -> bool:
+        """Clear a shard stall this injector set (the shard clears it itself once past): True if it was still set."""
+        until = self.stalled.pop(("collector", shard), None)
+        if until is None:
+            return False
+        g = self.plat.pm.topo.dfx
+        seg = self.plat.pm.segs["dfxctl"]
+        w = seg.view(D.shard_control, g.shard_control_off(shard), 1)
+        was = int(w["stall_until_ns"][0]) == until
+        if was:
+            w["stall_until_ns"] = 0
+            notify(seg.addr + L.offset_of(D.ctl_header, "collector_wake"))   # the sleeping shard looks again
+        return was
+
+    # -- a slow wake-up path (engine_stats.wake_delay_ns, honoured by the CP's engine loop) ---------------
+    def slow_wakeup(self, target: str, engine: int, delay_s: float) -> dict:
+        """Engine ``engine`` of ``target`` sleeps ``delay_s`` each time its wait for work ends with work."""
+        st = self._engine(target, engine)
+        st["wake_delay_ns"] = int(delay_s * 1e9)
+        return {"engine": engine, "delay_ns": int(st["wake_delay_ns"][0]), "wakeups": int(st["wakeups"][0]),
+                "packets": engine_packets(self.plat.pm, int(target[2:]))}
+
+    def end_slow_wakeup(self, target: str, engine: int) -> dict:
+        st = self.plat.pm.agents[int(target[2:])].engine_stats[engine:engine + 1]
+        st["wake_delay_ns"] = 0
+        return {"engine": engine, "wakeups": int(st["wakeups"][0]),
+                "packets": engine_packets(self.plat.pm, int(target[2:]))}
 
     # -- memory pressure (device memory allocated by this process, the supervisor) ----------------------
     def memory_pressure(self, agent: int, free_bytes: int) -> dict:

@@ -1,5 +1,6 @@
 """What a run leaves besides the report and the history: ``trace.json`` (every process's trace ring
-merged on one CLOCK_MONOTONIC timeline, with the fault windows as a track of their own),
+merged on one CLOCK_MONOTONIC timeline, with the fault windows as a track of their own and, once the
+platform stopped and the collector wrote its outputs, the DFX swimlane rows: ``add_dfx_rows``),
 ``stats.json`` (per role: process, engines or lane counters; per workload stream: sync latency
 percentiles) and ``latency.png`` (each stream's sync latency over time, fault windows shaded).
 
@@ -19,7 +20,14 @@ from hostside.platform import write_trace
 from shm_layout import dfx as D
 from shm_layout import layouts as L
 
-__all__ = ["write_outputs", "fault_windows", "role_stats", "latency_stats"]
+__all__ = ["write_outputs", "fault_windows", "role_stats", "latency_stats", "add_dfx_rows", "DFX_PID_BASE",
+           "MAX_DFX_TASKS"]
+
+#: The DFX swimlane's processes in the merged trace: one per AICPU thread t, pid DFX_PID_BASE + t (above
+#: any Linux pid: pid_max is at most 2**22), so they never collide with a role's or the fault track's.
+DFX_PID_BASE = 1 << 22
+#: At most this many swimlane tasks go into the merged trace (the collector's swimlane.csv has them all).
+MAX_DFX_TASKS = 200_000
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -123,6 +131,93 @@ def _plot(items: list[dict], windows: list[dict], t0_ns: int, path) -> str | Non
     finally:
         plt.close(fig)
     return None
+
+
+def _swimlane_rows(path: str) -> list[tuple]:
+    """(thread, reg_task_id, dispatch_time, finish_time, start_time, end_time) of each row of the
+    collector's ``swimlane.csv`` (its header names the columns)."""
+    with open(path) as f:
+        cols = f.readline().strip().split(",")
+        want = [cols.index(c) for c in ("thread", "reg_task_id", "dispatch_time", "finish_time", "start_time",
+                                        "end_time")]
+        rows = []
+        for line in f:
+            v = line.split(",")
+            if len(v) == len(cols):
+                rows.append(tuple(int(v[i]) for i in want))
+    return rows
+
+
+def _dfx_events(out_dir: str, real: bool) -> tuple[list[dict], int, int]:
+    """(trace events with absolute ns timestamps in ``ts_ns``, tasks, tasks left out) of a collector's
+    outputs: per AICPU thread an "aicpu" track (dispatch -> finish), an "aicore" track (start -> end)
+    and a "stalls" track. The tasks' times are CLOCK_MONOTONIC ns only in mode real (a synthetic load
+    has no clock): in mode synthetic only the stalls go in."""
+    stalls = []
+    try:
+        with open(os.path.join(out_dir, "stalls.json")) as f:
+            stalls = json.load(f)
+    except (OSError, ValueError):
+        pass
+    rows = _swimlane_rows(os.path.join(out_dir, "swimlane.csv")) if real else []
+    left = max(0, len(rows) - MAX_DFX_TASKS)
+    rows = rows[:MAX_DFX_TASKS]
+    threads = sorted({r[0] for r in rows} | {int(x["thread"]) for x in stalls})
+    ev: list[dict] = []
+    for t in threads:
+        pid = DFX_PID_BASE + t
+        ev.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"DFX swimlane: AICPU thread {t}"}})
+        for tid, name in ((1, "aicpu (scheduler view)"), (2, "aicore (ground truth)"), (3, "stalls")):
+            ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}})
+    for x in stalls:
+        ev.append({"ph": "X", "name": f"stall ({x['gate']} gate, {x['kind']})", "cat": "dfx_stall",
+                   "pid": DFX_PID_BASE + int(x["thread"]), "tid": 3, "ts_ns": int(x["start_ns"]),
+                   "dur": max((int(x["end_ns"]) - int(x["start_ns"])) / 1000.0, 0.001),
+                   "args": {"outcome": x["outcome"], "lane": x["lane"]}})
+    for t, rid, d0, d1, s0, s1 in rows:
+        pid, r = DFX_PID_BASE + t, {"reg_task_id": hex(rid)}
+        ev.append({"ph": "X", "name": "task", "cat": "dfx", "pid": pid, "tid": 1, "ts_ns": d0,
+                   "dur": max((d1 - d0) / 1000.0, 0.001), "args": r})
+        ev.append({"ph": "X", "name": "kernel", "cat": "dfx", "pid": pid, "tid": 2, "ts_ns": s0,
+                   "dur": max((s1 - s0) / 1000.0, 0.001), "args": r})
+    return ev, len(rows), left
+
+
+def add_dfx_rows(run, out) -> dict:
+    """Merge the DFX swimlane rows (the collector's outputs, complete once the platform stopped) into
+    ``trace.json`` on its clock, as processes of their own; returns what report.json lists."""
+    g_prof = run.cfg["profiling"]
+    path = out / "trace.json"
+    if not g_prof["enabled"] or not path.is_file():
+        return {}
+    out_dir = g_prof["output_dir"]
+    try:
+        ev, tasks, left = _dfx_events(out_dir, g_prof["mode"] == "real")
+        with open(path) as f:
+            trace = json.load(f)
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        return {"dfx_note": f"the DFX swimlane rows could not be merged into the trace: {exc}"}
+    origin = int(trace["otherData"]["clock_origin_ns"])
+    stamped = [e["ts_ns"] for e in ev if "ts_ns" in e]
+    if stamped and min(stamped) < origin:          # a DFX row before every ring event: move the origin back
+        shift = (origin - min(stamped)) / 1000.0
+        for e in trace["traceEvents"]:
+            if "ts" in e:
+                e["ts"] += shift
+        origin = min(stamped)
+        trace["otherData"]["clock_origin_ns"] = origin
+    for e in ev:
+        if "ts_ns" in e:
+            e["ts"] = (e.pop("ts_ns") - origin) / 1000.0
+    trace["traceEvents"] += ev
+    trace["otherData"]["dfx_tasks"] = tasks
+    with open(path, "w") as f:
+        json.dump(trace, f)
+    res = {"trace_events": len(trace["traceEvents"]), "dfx_trace_tasks": tasks,
+           "dfx_trace_stalls": sum(1 for e in ev if e.get("cat") == "dfx_stall")}
+    if left:
+        res["dfx_note"] = f"{left} swimlane tasks past the first {MAX_DFX_TASKS} are only in dfx/swimlane.csv"
+    return res
 
 
 def write_outputs(run, out, plot: bool = True) -> dict:

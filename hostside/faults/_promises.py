@@ -18,7 +18,19 @@ The kinds and what they read (docs/FAULTS.md says which fault each belongs to):
 * ``dfx_no_loss``: no DFX record was dropped;
 * ``engine_stalled``: during stall_engine fault ``fault`` the stalled engine ran at most the turn it
   was in (``TURN_PACKETS`` per stream) while another engine of the CP ran packets, and the stall ran
-  to its deadline.
+  to its deadline;
+* ``roles_exit``: after fault ``fault`` (the supervisor killed) every role (or ``roles``) exited on
+  its own within ``within_s``;
+* ``segments_removed``: after the run's cleanup no segment of the platform is left in /dev/shm;
+* ``dfx_lanes_stalled``: some DFX lane's writer waited at its gate (policy block under a slow collector);
+* ``dfx_drops_counted``: records were dropped and every pool balanced (policy drop);
+* ``shard_stalled``: during stall_shard fault ``fault`` the stalled shard took at most the sweep it was
+  in, the other shards drained, and it took buffers again after the stall;
+* ``latency_rose``: the workload's median sync latency during fault ``fault`` was above the median
+  before it (the evidence gives both, the delay and the median after);
+* ``dfx_loss_reported``: after corrupt_ready_entry fault ``fault`` the corrupted entry's pool names a
+  rejected entry among its causes and its thread was drained on; every other thread's pools balance
+  and no pool misses records without a cause.
 """
 from __future__ import annotations
 
@@ -234,10 +246,165 @@ def _engine_stalled(p, items, faults):
         {"packets_during": during, "engine": e, "limit": limit}
 
 
+def _roles_exit(p, items, faults):
+    rec = faults[p.fault]
+    ok, why = _injected(rec)
+    if not ok:
+        return False, why, {}
+    run = _of(items, "run")[0]
+    roles = p.roles or sorted(run["roles"])
+    died = {i["role"]: i for i in _of(items, "role_died")}
+    after = {r: round(died[r]["t_s"] - rec["t_s"], 6) for r in roles if r in died}
+    late = {r: s for r, s in after.items() if s > p.within_s}
+    left = [r for r in roles if r not in died]
+    if not after and not left:
+        return False, "no role to watch", {}
+    slow = max(after, key=after.get) if after else None
+    desc = (f"after {_fault_line(rec)} at {rec['t_s']:.3f} s: {len(after)} of {len(roles)} roles exited"
+            + (f", the last {slow} {after[slow]:.3f} s later" if slow else "") + f" (bound {p.within_s} s)")
+    if left:
+        desc += f"; still running: {', '.join(left)}"
+    if late:
+        desc += "; late: " + ", ".join(f"{r} {s:.3f} s" for r, s in late.items())
+    return not left and not late, desc, {"exit_after_s": after, "left": left}
+
+
+def _segments_removed(p, items, faults):
+    end = _of(items, "platform_end")
+    if not end:
+        return False, "the platform's end was not recorded", {}
+    end = end[-1]
+    left, swept = end["segments_left"], end.get("swept", [])
+    how = (f"{len(swept)} of them left by the dead supervisor and removed by the run's sweep (hdemu clean)"
+           if swept else "removed by the supervisor")
+    if left:
+        return False, f"{len(left)} of the platform's {end['segments']} segments left in /dev/shm: " + \
+            ", ".join(left[:4]), {"left": left}
+    return True, f"none of the platform's {end['segments']} segments left in /dev/shm; {how}", {"swept": swept}
+
+
+def _dfx_lanes_stalled(p, items, faults):
+    lanes = _of(items, "dfx_lanes")
+    if not lanes:
+        return False, "no DFX lane statistics were read (profiling off, or the platform did not stop)", {}
+    lanes = lanes[-1]["lanes"]
+    stalled = {x["lane"]: x["stalls"] for x in lanes if x["stalls"]}
+    desc = ", ".join(f"lane {x['lane']}: {x['stalls']} stall(s), {x['stall_ms']:.0f} ms" for x in lanes)
+    return bool(stalled), (f"writers waited at their gates: {desc}" if stalled else
+                           f"no lane stalled at a gate: {desc}"), {"stalls": stalled}
+
+
+def _dfx_drops_counted(p, items, faults):
+    pools = _pools(items)
+    if not pools:
+        return False, "no DFX accounting was read (profiling off, or the platform did not stop)", {}
+    dropped = sum(x["dropped"] for x in pools)
+    bad = [x for x in pools if x["collected"] + x["dropped"] != x["total"]]
+    total = sum(x["total"] for x in pools)
+    if bad:
+        return False, f"{len(bad)} pool(s) do not balance: " + "; ".join(
+            f"thread {x['thread']} {x['kind']}: {x['collected']} + {x['dropped']} != {x['total']}" for x in bad[:4]), \
+            {"imbalanced": bad}
+    if not dropped:
+        return False, f"no record was dropped (of {total}): the fault did not make the writers drop", {}
+    return True, f"{dropped} of {total} records dropped and counted; every pool balanced", {"dropped": dropped}
+
+
+def _shard_stalled(p, items, faults):
+    rec = faults[p.fault]
+    ok, why = _injected(rec)
+    if not ok:
+        return False, why, {}
+    end = [i for i in _of(items, "fault_end") if i["index"] == rec["index"]]
+    if not end:
+        return False, f"{_fault_line(rec)} never ended", {}
+    end = end[0]
+    s, during, limit = end["shard"], end["buffers_during"], rec["evidence"]["sweep_limit"]
+    final = _of(items, "dfx_shards")
+    after = final[-1]["shards"][s]["buffers"] - end["shards"][s]["buffers"] if final else 0
+    others = {i: n for i, n in enumerate(during) if i != s}
+    held = during[s] <= limit and (not others or any(others.values())) and after > 0 and not end.get("early")
+    span = end["t_s"] - rec["t_s"]
+    return held, (f"drain shard {s} took {during[s]} buffer(s) during its {span:.3f} s stall (at most {limit}: the "
+                  f"sweep it was in); " + (", ".join(f"shard {i}: {n}" for i, n in others.items()) or "no other shard")
+                  + f" meanwhile; after it, shard {s} caught up with {after} buffer(s)"
+                  + (f"; ended early: {end['early']}" if end.get("early") else "")), \
+        {"buffers_during": during, "shard": s, "limit": limit, "after": after}
+
+
+def _median(v):
+    v = sorted(v)
+    n = len(v)
+    return None if not n else v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def _latency_rose(p, items, faults):
+    rec = faults[p.fault]
+    ok, why = _injected(rec)
+    if not ok:
+        return False, why, {}
+    t0, t1 = rec["t_s"], rec.get("end_t_s")
+    if t1 is None:
+        return False, f"{_fault_line(rec)} never ended", {}
+    syncs = [e for e in _wl(items, "sync") if "lat_s" in e]
+    before = [e["lat_s"] for e in syncs if e["t_s"] <= t0]
+    during = [e["lat_s"] for e in syncs if t0 < e["t_s"] <= t1]
+    after = [e["lat_s"] for e in syncs if e["t_s"] > t1]
+    m = {k: _median(v) for k, v in (("before", before), ("during", during), ("after", after))}
+    n = {k: len(v) for k, v in (("before", before), ("during", during), ("after", after))}
+    if not before or not during:
+        return False, (f"not enough syncs to compare: {n['before']} before {_fault_line(rec)}, {n['during']} during "
+                       f"it"), {"medians_s": m, "syncs": n}
+    delay = rec.get("evidence", {}).get("delay_ns")
+    rose = m["during"] - m["before"]
+    return rose > 0, (f"median sync latency {m['before'] * 1e3:.2f} ms before {_fault_line(rec)}, "
+                      f"{m['during'] * 1e3:.2f} ms during it ({rose * 1e3:+.2f} ms"
+                      + (f"; the delay is {delay / 1e6:g} ms a wake-up" if delay else "") + ")"
+                      + (f", {m['after'] * 1e3:.2f} ms after it" if after else "")
+                      + f"; {n['before']}, {n['during']}, {n['after']} syncs"), \
+        {"medians_s": m, "syncs": n, "rose_s": round(rose, 6)}
+
+
+def _dfx_loss_reported(p, items, faults):
+    rec = faults[p.fault]
+    ok, why = _injected(rec)
+    if not ok:
+        return False, why, {}
+    pools = _pools(items)
+    if not pools:
+        return False, "no DFX accounting was read (profiling off, or the platform did not stop)", {}
+    ev = rec["evidence"]
+    t, kind = ev["thread"], ev["record_kind"]
+    hit = [x for x in pools if x["thread"] == t and x["kind"] == kind]
+    named = hit and any("rejected" in c for c in hit[0]["causes"])
+    unexplained = [x for x in pools if x["missing"] and not x["causes"]]
+    others = [x for x in pools if x["thread"] != t and x["collected"] + x["dropped"] != x["total"]]
+    before = ev.get("collected", {}).get(kind)
+    drained = hit and before is not None and hit[0]["collected"] > before
+    lines = []
+    if hit:
+        h = hit[0]
+        lines.append(f"pool (thread {t}, {kind}): {h['collected']} collected + {h['dropped']} dropped of {h['total']}, "
+                     f"{h['missing']} missing: " + ("; ".join(h["causes"]) or "no cause given"))
+        lines.append(f"the thread was drained on after it: {before} -> {h['collected']} collected")
+    if others:
+        lines.append("other threads' pools out of balance: " + ", ".join(f"thread {x['thread']} {x['kind']}"
+                                                                         for x in others[:4]))
+    else:
+        lines.append(f"every other thread's pools balanced ({sum(1 for x in pools if x['thread'] != t)})")
+    if unexplained:
+        lines.append(f"{len(unexplained)} pool(s) with records missing and no cause")
+    held = bool(named) and bool(drained) and not others and not unexplained
+    return held, "; ".join(lines), {"pool": hit[0] if hit else None, "others_imbalanced": others}
+
+
 _CHECKS = {"host_error": _host_error, "no_host_error": _no_host_error, "workload_completes": _workload_completes,
            "role_dead": _role_dead, "roles_alive": _roles_alive, "others_served": _others_served,
            "probe_served": _probe_served, "reclaimed": _reclaimed, "queue_error": _queue_error,
-           "dfx_balanced": _dfx_balanced, "dfx_no_loss": _dfx_no_loss, "engine_stalled": _engine_stalled}
+           "dfx_balanced": _dfx_balanced, "dfx_no_loss": _dfx_no_loss, "engine_stalled": _engine_stalled,
+           "roles_exit": _roles_exit, "segments_removed": _segments_removed, "dfx_lanes_stalled": _dfx_lanes_stalled,
+           "dfx_drops_counted": _dfx_drops_counted, "shard_stalled": _shard_stalled, "latency_rose": _latency_rose,
+           "dfx_loss_reported": _dfx_loss_reported}
 
 
 def check(index: int, p, items: list[dict], faults: list[dict]) -> dict:

@@ -20,10 +20,13 @@ from pathlib import Path
 
 from hostside.platform import Platform
 from shm_layout import layouts as L
+from shm_layout.segments import list_segments
 
-from ._inject import InjectError, Injector, dispatches, engine_packets, lane_stalls, owned_by, records
-from ._outputs import write_outputs
+from ._inject import InjectError, Injector, dispatches, engine_packets, lane_stalls, owned_by, records, shard_counters
+from ._outputs import add_dfx_rows, write_outputs
 from ._promises import check_all
+from ._remote import ROLES_EXIT_BOUND_S, RemotePlatform
+from ._schema import COLLECTOR_KINDS, DURATION_KINDS
 
 __all__ = ["run_scenario", "POLL_S", "RECLAIM_BOUND_S", "PROBE_TIMEOUT_S", "STALL_CLEAR_BOUND_S"]
 
@@ -116,24 +119,31 @@ class _Run:
         self.work = None
         self.probe = None
         self.inj = None
-        self.faults = [dict(index=i, kind=f.kind, target=f.target, trigger=None if f.trigger is None else
+        self.faults = [dict(index=i, kind=f.kind, target=f.target or ("collector" if f.kind in COLLECTOR_KINDS else None),
+                            trigger=None if f.trigger is None else
                             dict([f.trigger]), state="pending") for i, f in enumerate(sc.fault)]
         self.seen_queue_errors: set = set()
         self.dead_roles: set = set()
         self.replay_windows = 0
         self.outputs: dict = {}
         self.plot = True
+        self.supervised = any(f.target == "supervisor" for f in sc.fault)
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> None:
         out, sc = self.out, self.sc
         t = time.monotonic()
-        self.plat = _start_platform(self.cfg, out / "roles.log")
+        if self.supervised:         # the supervisor is a target: it runs in a process of its own
+            self.plat = RemotePlatform(self.cfg, out, out / "roles.log")
+            self.plat.start()
+        else:
+            self.plat = _start_platform(self.cfg, out / "roles.log")
         self.roles = _role_names(self.plat)
         up_s = time.monotonic() - t
         self.hist = History(out / "history.jsonl")
+        sup = {"supervisor": self.plat.supervisor.pid} if self.supervised else {}
         self.hist.add("run", scenario=sc.name, platform=self.plat.name, platform_up_s=round(up_s, 3),
-                      clock_origin_ns=self.hist.t0_ns,
+                      clock_origin_ns=self.hist.t0_ns, supervisor_pid=sup.get("supervisor", os.getpid()),
                       roles={n: self.plat.procs[i].pid for n, i in self.roles.items()})
         self.inj = Injector(self.plat, None)
         for f, rec in zip(sc.fault, self.faults):
@@ -186,13 +196,20 @@ class _Run:
         for r in self.faults:       # a killed role: the supervisor notices on its own period (a loaded machine)
             if r["kind"] == "kill" and r["target"] in self.roles and r["state"] == "injected":
                 self._await_marked_dead(r["target"])
+            if r["kind"] == "kill" and r["target"] == "supervisor" and r["state"] == "injected":
+                self._await_roles_exit()
+        if self.plat.topo.dfx is not None:
+            self.hist.add("dfx_shards", shards=shard_counters(self.plat.pm))
         self.outputs = write_outputs(self, out, self.plot)    # the trace before a probe may reuse the workload's ring
         if any(p.kind == "probe_served" for p in sc.promise):
             self._probe()
         self._observe()
-        self.hist.add("roles_at_end", alive={n: self.plat.procs[i].poll() is None for n, i in self.roles.items()},
-                      states={n: L.ROLE_STATE_NAMES.get(int(self.plat.pm.roles[i]["state"]), "?")
-                              for n, i in self.roles.items()})
+        alive = {n: self.plat.procs[i].poll() is None for n, i in self.roles.items()}
+        states = {n: L.ROLE_STATE_NAMES.get(int(self.plat.pm.roles[i]["state"]), "?") for n, i in self.roles.items()}
+        if self.supervised:
+            alive["supervisor"] = self.plat.supervisor.poll() is None
+            states["supervisor"] = "running" if alive["supervisor"] else "dead"
+        self.hist.add("roles_at_end", alive=alive, states=states)
 
     def _events(self, tail: _EventTail) -> None:
         for ev in tail.read():
@@ -209,6 +226,10 @@ class _Run:
             if n not in self.dead_roles and p.poll() is not None:
                 self.dead_roles.add(n)
                 self.hist.add("role_died", role=n, pid=p.pid, exit_code=p.returncode)
+        if self.supervised and "supervisor" not in self.dead_roles and self.plat.supervisor.poll() is not None:
+            self.dead_roles.add("supervisor")
+            self.hist.add("role_died", role="supervisor", pid=self.plat.supervisor.pid,
+                          exit_code=self.plat.supervisor.returncode)
         for a, am in enumerate(self.plat.pm.agents):
             for q in range(self.plat.pm.topo.max_queues):
                 d = am.qdesc[q]
@@ -233,7 +254,7 @@ class _Run:
 
     def _faults(self) -> None:
         for f, rec in zip(self.sc.fault, self.faults):
-            if rec["state"] == "injected" and f.kind in ("stop", "stall_engine") and "end_t_s" not in rec:
+            if rec["state"] == "injected" and f.kind in DURATION_KINDS and "end_t_s" not in rec:
                 if time.monotonic_ns() - rec["t_ns"] >= f.duration_s * 1e9:
                     self._end(f, rec)
             if rec["state"] != "pending" or not self._due(f, rec):
@@ -246,6 +267,14 @@ class _Run:
                     ev = self.inj.stop(f.target)
                 elif f.kind == "stall_engine":
                     ev = self.inj.stall_engine(f.target, f.engine, f.duration_s)
+                elif f.kind == "slow_collector":
+                    ev = self.inj.slow_collector(f.delay_s)
+                elif f.kind == "slow_wakeup":
+                    ev = self.inj.slow_wakeup(f.target, f.engine, f.delay_s)
+                elif f.kind == "corrupt_ready_entry":
+                    ev = self.inj.corrupt_ready_entry(f.thread, f.field or "buffer_ptr")
+                elif f.kind == "stall_shard":
+                    ev = self.inj.stall_shard(f.shard, f.duration_s)
                 else:
                     ev = self.inj.corrupt(f.kind, self.sc.workload.device, f.queue, f.packet_type)
             except InjectError as exc:
@@ -254,12 +283,17 @@ class _Run:
                               reason=str(exc))
                 self.say(f"{(t_ns - self.hist.t0_ns) / 1e9:8.3f} s  fault {rec['index']}: NOT injected: {exc}")
                 continue
-            what = {"kill": "SIGKILL", "stop": "SIGSTOP", "stall_engine": f"stall engine {f.engine} of"}.get(
+            what = {"kill": "SIGKILL", "stop": "SIGSTOP", "stall_engine": f"stall engine {f.engine} of",
+                    "stall_shard": f"stall drain shard {f.shard} of",
+                    "corrupt_ready_entry": f"corrupt a ready entry of thread {f.thread} ({f.field or 'buffer_ptr'}) of",
+                    "slow_wakeup": f"delay {(f.delay_s or 0) * 1e3:g} ms each wake-up of engine {f.engine} of",
+                    "slow_collector": f"delay {(f.delay_s or 0) * 1e3:g} ms a buffer in"}.get(
                 f.kind, f.kind.replace("_", " "))
-            item = self.hist.add("fault", t_ns, index=rec["index"], kind=f.kind, target=f.target or "workload",
+            tgt = f.target or ("collector" if f.kind in COLLECTOR_KINDS else "workload")
+            item = self.hist.add("fault", t_ns, index=rec["index"], kind=f.kind, target=tgt,
                                  injected=True, signal=what, trigger=rec["trigger"], **ev)
             rec.update(state="injected", t_ns=t_ns, t_s=item["t_s"], evidence=ev)
-            self.say(f"{item['t_s']:8.3f} s  fault {rec['index']}: {what} {f.target or 'workload'} "
+            self.say(f"{item['t_s']:8.3f} s  fault {rec['index']}: {what} {tgt} "
                      f"({', '.join(f'{k} {v}' for k, v in ev.items())})")
 
     def _end(self, f, rec, early: str = "") -> None:
@@ -268,6 +302,23 @@ class _Run:
         if f.kind == "stop":
             self.inj.resume(f.target)
             data = {"signal": "SIGCONT"}
+        elif f.kind == "slow_collector":
+            data = self.inj.end_slow_collector()
+            data["buffers_during"] = [a["buffers"] - b["buffers"] for a, b in zip(data["shards"],
+                                                                                  rec["evidence"]["shards"])]
+        elif f.kind == "slow_wakeup":
+            data = self.inj.end_slow_wakeup(f.target, f.engine)
+            data["wakeups_during"] = data["wakeups"] - rec["evidence"]["wakeups"]
+            data["packets_during"] = [a - b for a, b in zip(data["packets"], rec["evidence"]["packets"])]
+        elif f.kind == "stall_shard":
+            if not early:           # the shard clears its word once past the deadline: give it a moment
+                t = time.monotonic()
+                while self.inj.shard_stall_pending(f.shard) and time.monotonic() - t < STALL_CLEAR_BOUND_S:
+                    time.sleep(0.001)       # a poll period: the shard wakes at the deadline on its own
+            after = shard_counters(self.plat.pm)
+            data = {"shard": f.shard, "shards": after,
+                    "buffers_during": [a["buffers"] - b["buffers"] for a, b in zip(after, rec["evidence"]["shards"])],
+                    "cleared_by": "run" if self.inj.end_shard_stall(f.shard) else "collector"}
         else:
             before = rec["evidence"]["packets"]
             if not early:           # the engine clears its word once past the deadline: give it a moment
@@ -279,16 +330,16 @@ class _Run:
                     "cleared_by": "run" if self.inj.end_stall(f.target, f.engine) else "engine"}
         if early:
             data["early"] = early
-        end = self.hist.add("fault_end", index=rec["index"], kind=f.kind, target=f.target, **data)
+        end = self.hist.add("fault_end", index=rec["index"], kind=f.kind, target=rec["target"], **data)
         rec["end_t_s"] = end["t_s"]
-        self.say(f"{end['t_s']:8.3f} s  fault {rec['index']}: end of {f.kind} {f.target}")
+        self.say(f"{end['t_s']:8.3f} s  fault {rec['index']}: end of {f.kind} {rec['target'] or 'workload'}")
 
     def _end_faults(self) -> None:
         """After the workload: stalls still set are cleared, memory taken by memory_pressure freed."""
         for f, rec in zip(self.sc.fault, self.faults):
             if rec["state"] != "injected" or "end_t_s" in rec:
                 continue
-            if f.kind == "stall_engine":
+            if f.kind in ("stall_engine", "stall_shard", "slow_collector", "slow_wakeup"):
                 self._end(f, rec, early="the workload ended before the stall's deadline")
             elif f.kind == "memory_pressure":
                 freed = self.inj.release_memory()
@@ -303,6 +354,18 @@ class _Run:
         while (L.ROLE_STATE_NAMES.get(int(self.plat.pm.roles[i]["state"])) != "dead"
                and time.monotonic() < deadline):
             time.sleep(0.02)
+
+    def _await_roles_exit(self) -> None:
+        """The supervisor was killed: poll (bounded by ROLES_EXIT_BOUND_S) until every role has exited
+        on its own (each watches the supervisor's pid), recording each death as it is seen."""
+        deadline = time.monotonic() + ROLES_EXIT_BOUND_S
+        while time.monotonic() < deadline:
+            self._observe()
+            if all(n in self.dead_roles for n in self.roles):
+                break
+            time.sleep(POLL_S)
+        self.hist.add("roles_exited", bound_s=ROLES_EXIT_BOUND_S,
+                      left=sorted(n for n in self.roles if n not in self.dead_roles))
 
     def _await_reclaim(self, pid: int) -> None:
         """Poll until the CPs freed what the killed workload owned (housekeeping, every 0.5 s)."""
@@ -334,19 +397,35 @@ class _Run:
         if self.inj is not None:
             self.inj.resume_all()
             for (target, engine) in list(self.inj.stalled):
-                self.inj.end_stall(target, engine)
+                if target == "collector":
+                    self.inj.end_shard_stall(engine)
+                else:
+                    self.inj.end_stall(target, engine)
+            if self.cfg["profiling"]["enabled"] and any(f.kind == "slow_collector" for f in self.sc.fault):
+                try:
+                    self.inj.end_slow_collector()
+                except (KeyError, AttributeError):
+                    pass            # the platform never came up
             self.inj.release_memory()
         for p in (self.work, self.probe):
             if p is not None:
                 _reap(p)
         if self.plat is not None:
+            names = list(self.plat.topo.names.values()) if self.plat.pm is not None else []
             self.plat.stop()
+            if hasattr(self, "hist"):
+                there = {n for n, _pid, _tok in list_segments()}
+                end = dict(getattr(self.plat, "end", {}))
+                end["segments_left"] = [n for n in names if n in there]
+                self.hist.add("platform_end", segments=len(names), **end)
             acc = getattr(self.plat, "dfx_final", None)
             if acc is not None and hasattr(self, "hist"):
                 for pool in acc["pools"]:
                     self.hist.add("dfx_pool", **{k: pool[k] for k in ("thread", "kind", "total", "collected",
                                                                        "dropped", "missing", "causes") if k in pool})
                 self.hist.add("dfx_lanes", lanes=acc.get("lanes", []), salvaged=acc.get("salvaged_records", 0))
+            if self.outputs:
+                self.outputs.update(add_dfx_rows(self, self.out))
         if hasattr(self, "hist"):
             self.hist.close()
 

@@ -18,24 +18,31 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from shm_layout.config import parse_config
+
+from ._corrupt import READY_FIELDS
 from shm_layout.errors import ConfigError
 
 __all__ = ["Scenario", "Workload", "Fault", "Promise", "load_scenario", "load_scenario_text", "builtin_scenarios",
            "resolve_scenario", "BUILTINS", "FAULT_KINDS", "PROMISE_KINDS", "TRIGGERS", "CORRUPT_KINDS",
-           "AT_START_KINDS", "DURATION_KINDS"]
+           "AT_START_KINDS", "DURATION_KINDS", "COLLECTOR_KINDS", "ENGINE_KINDS"]
 
 #: Built-in workloads (``[workload] builtin = ...``), each in ``_workload``.
 BUILTINS = ("launch_loop", "async_pipeline", "graph_loop", "dfx_synthetic", "replay_loop")
 #: Fault kinds of this slice.
 FAULT_KINDS = ("kill", "stop", "corrupt_header", "shrink_pool", "stall_engine", "corrupt_kernel_object",
-               "corrupt_kernarg", "corrupt_dependency", "corrupt_read_index", "corrupt_doorbell", "memory_pressure")
+               "corrupt_kernarg", "corrupt_dependency", "corrupt_read_index", "corrupt_doorbell", "memory_pressure",
+               "slow_collector", "stall_shard", "slow_wakeup", "corrupt_ready_entry")
 #: Corruptions of the workload's queue (``_corrupt``): target omitted or ``workload``, ``queue`` says which.
 CORRUPT_KINDS = ("corrupt_header", "corrupt_kernel_object", "corrupt_kernarg", "corrupt_dependency",
                  "corrupt_read_index", "corrupt_doorbell")
 #: Kinds applied before the workload starts (no trigger).
 AT_START_KINDS = ("shrink_pool", "memory_pressure")
 #: Kinds that last ``duration_s`` (required).
-DURATION_KINDS = ("stop", "stall_engine")
+DURATION_KINDS = ("stop", "stall_engine", "slow_collector", "stall_shard", "slow_wakeup")
+#: Kinds that act on one engine of a command processor (target ``cp<i>``, ``engine``).
+ENGINE_KINDS = ("stall_engine", "slow_wakeup")
+#: Kinds that act on the DFX collector (target omitted or ``collector``; profiling must be on).
+COLLECTOR_KINDS = ("slow_collector", "stall_shard", "corrupt_ready_entry")
 #: What a fault's ``when`` can be (exactly one of them, except for the kinds applied at start): a time,
 #: a count, or an event (``on_lane_stall``: DFX lane i's first stall, as its lane_status counts it;
 #: ``on_replay_window``: the workload entered its n-th replay window, 1-based).
@@ -43,8 +50,9 @@ TRIGGERS = ("at_s", "after_dispatches", "after_records", "on_lane_stall", "on_re
 #: Promise kinds (``_promises``).
 PROMISE_KINDS = ("host_error", "no_host_error", "workload_completes", "role_dead", "roles_alive",
                  "others_served", "probe_served", "reclaimed", "queue_error", "dfx_balanced", "dfx_no_loss",
-                 "engine_stalled")
-_ROLE = r"^(workload|collector|cp(0|[1-9][0-9]*)|lane(0|[1-9][0-9]*))$"
+                 "engine_stalled", "roles_exit", "segments_removed", "dfx_lanes_stalled", "dfx_drops_counted",
+                 "shard_stalled", "latency_rose", "dfx_loss_reported")
+_ROLE = r"^(workload|collector|supervisor|cp(0|[1-9][0-9]*)|lane(0|[1-9][0-9]*))$"
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0)]
 
@@ -97,10 +105,13 @@ class Fault(_Strict):
     duration_s: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = None
     queue: int = Field(0, ge=0)                    # corrupt_header: the workload's n-th AQL queue
     packet_type: int = Field(4, ge=0, le=255)      # corrupt_header: the type written (4 = AGENT_DISPATCH)
-    thread: int = Field(0, ge=0)                   # shrink_pool: AICPU thread
+    thread: int = Field(0, ge=0)                   # shrink_pool, corrupt_ready_entry: AICPU thread
     buffers: int = Field(1, ge=1, le=1024)         # shrink_pool: its buffers per pool
     engine: int = Field(0, ge=0)                   # stall_engine: the engine of the CP (n_engines = SDMA)
     free_bytes: int = Field(65536, ge=0)           # memory_pressure: device memory left free
+    delay_s: Optional[Annotated[float, Field(gt=0, le=1.0, allow_inf_nan=False)]] = None   # slow_collector, slow_wakeup
+    shard: int = Field(0, ge=0)                    # stall_shard: the collector's drain shard
+    field: Optional[Literal[READY_FIELDS]] = None  # corrupt_ready_entry: the ready_entry field changed
 
     @model_validator(mode="after")
     def _shape(self):
@@ -115,11 +126,22 @@ class Fault(_Strict):
         if self.kind not in DURATION_KINDS and self.duration_s is not None:
             raise _bad(f"duration_s does not apply to kind {self.kind!r}")
         if self.kind in ("kill", "stop") and self.target is None:
-            raise _bad(f"target is required for kind {self.kind!r} (workload, cp<i>, lane<i> or collector)")
-        if self.kind == "stall_engine" and (self.target is None or not self.target.startswith("cp")):
-            raise _bad("target of kind 'stall_engine' is a command processor: cp<i> (and engine = its engine)")
+            raise _bad(f"target is required for kind {self.kind!r} (workload, cp<i>, lane<i>, collector or "
+                       f"supervisor)")
+        if self.target == "supervisor" and self.kind not in ("kill", "stop"):
+            raise _bad(f"target 'supervisor' takes kind 'kill' or 'stop', not {self.kind!r}")
+        if self.kind in ENGINE_KINDS and (self.target is None or not self.target.startswith("cp")):
+            raise _bad(f"target of kind {self.kind!r} is a command processor: cp<i> (and engine = its engine)")
         if self.kind in CORRUPT_KINDS and self.target not in (None, "workload"):
             raise _bad(f"target of kind {self.kind!r} is a queue of the workload: omit it or say 'workload'")
+        if self.kind in COLLECTOR_KINDS and self.target not in (None, "collector"):
+            raise _bad(f"target of kind {self.kind!r} is the DFX collector: omit it or say 'collector'")
+        if (self.kind in ("slow_collector", "slow_wakeup")) != (self.delay_s is not None):
+            raise _bad(f"kind {self.kind!r} needs delay_s (seconds " + ("per buffer drained)" if self.kind ==
+                       "slow_collector" else "per wake-up)") if self.delay_s is None
+                       else f"delay_s does not apply to kind {self.kind!r}")
+        if self.field is not None and self.kind != "corrupt_ready_entry":
+            raise _bad(f"field does not apply to kind {self.kind!r}")
         if self.kind == "shrink_pool" and self.target is not None:
             raise _bad("target does not apply to kind 'shrink_pool' (say thread and buffers)")
         if self.kind == "memory_pressure" and self.target is not None:
@@ -150,6 +172,8 @@ class Promise(_Strict):
     def _params(self):
         if self.kind == "host_error" and (self.error is None or self.within_s is None):
             raise _bad("kind 'host_error' needs error and within_s")
+        if self.kind == "roles_exit" and self.within_s is None:
+            raise _bad("kind 'roles_exit' needs within_s")
         if self.kind == "role_dead" and self.role is None:
             raise _bad("kind 'role_dead' needs role")
         if self.kind == "queue_error" and self.status is None:
@@ -201,7 +225,7 @@ def _cross_check(sc: Scenario, cfg: dict) -> list[str]:
     threads = prof["lanes"] * prof["threads_per_lane"]
 
     def role_ok(key, r):
-        if r is None or r == "workload":
+        if r is None or r == "workload" or r == "supervisor":
             return
         if r == "collector" or r.startswith("lane"):
             if not prof["enabled"]:
@@ -228,7 +252,14 @@ def _cross_check(sc: Scenario, cfg: dict) -> list[str]:
         if f.on_replay_window is not None and sc.workload.builtin not in ("replay_loop", None):
             errs.append(f"fault[{i}].on_replay_window needs a workload that enters replay windows "
                         f"(builtin 'replay_loop', or a user's entry/program recording 'replay_window' events)")
-        if f.kind == "stall_engine" and f.engine > cfg["engines"]:
+        if f.kind in COLLECTOR_KINDS and not prof["enabled"]:
+            errs.append(f"fault[{i}] ({f.kind}) needs [platform.profiling] enabled = true")
+        elif f.kind == "corrupt_ready_entry" and f.thread >= threads:
+            errs.append(f"fault[{i}].thread must be below {threads} (lanes * threads_per_lane), not {f.thread}")
+        elif f.kind == "stall_shard" and f.shard >= min(prof["drain_shards"], threads):
+            errs.append(f"fault[{i}].shard must be below {min(prof['drain_shards'], threads)} (the collector's drain "
+                        f"shards: drain_shards, at most one per AICPU thread), not {f.shard}")
+        if f.kind in ENGINE_KINDS and f.engine > cfg["engines"]:
             errs.append(f"fault[{i}].engine must be at most {cfg['engines']} (engines; {cfg['engines']} is the "
                         f"SDMA engine), not {f.engine}")
         if f.kind in ("memory_pressure", *CORRUPT_KINDS) and sc.workload.device >= cfg["agents"]:
@@ -236,13 +267,22 @@ def _cross_check(sc: Scenario, cfg: dict) -> list[str]:
                         f"{cfg['agents']} agent(s)")
     for i, p in enumerate(sc.promise):
         about_fault = p.kind in ("host_error", "role_dead", "others_served", "reclaimed", "queue_error",
-                                 "engine_stalled")
+                                 "engine_stalled", "roles_exit", "shard_stalled", "latency_rose", "dfx_loss_reported")
         if about_fault and p.fault >= len(sc.fault):
             errs.append(f"promise[{i}].fault must name one of the {len(sc.fault)} [[fault]] entries, not {p.fault}")
         role_ok(f"promise[{i}].role", p.role)
         for r in p.roles:
             role_ok(f"promise[{i}].roles", r)
-        if p.kind.startswith("dfx_") and not prof["enabled"]:
+        if (p.role == "supervisor" or "supervisor" in p.roles) and not any(f.target == "supervisor"
+                                                                          for f in sc.fault):
+            errs.append(f"promise[{i}] names the supervisor, which only a scenario with a fault on target "
+                        f"'supervisor' runs in a process of its own")
+        if p.kind == "shard_stalled" and p.fault < len(sc.fault) and sc.fault[p.fault].kind != "stall_shard":
+            errs.append(f"promise[{i}] (shard_stalled) is about a stall_shard fault, not {sc.fault[p.fault].kind!r}")
+        if p.kind == "dfx_loss_reported" and p.fault < len(sc.fault) and sc.fault[p.fault].kind != "corrupt_ready_entry":
+            errs.append(f"promise[{i}] (dfx_loss_reported) is about a corrupt_ready_entry fault, not "
+                        f"{sc.fault[p.fault].kind!r}")
+        if (p.kind.startswith("dfx_") or p.kind == "shard_stalled") and not prof["enabled"]:
             errs.append(f"promise[{i}] ({p.kind}) needs [platform.profiling] enabled = true")
     if sc.workload.builtin == "dfx_synthetic" and (not prof["enabled"] or prof["mode"] != "synthetic"):
         errs.append("workload.builtin 'dfx_synthetic' needs [platform.profiling] enabled = true, mode = \"synthetic\"")

@@ -37,9 +37,10 @@ ALLOWED = {
     "hostside.miopen": {"shm_layout", "hostside", "hostside.hip"},
     "hostside.demo": {"shm_layout", "hostside", "hostside.hip", "hostside.hsa", "hostside.platform",
                       "hostside.dfx"},
-    "hostside.faults": {"shm_layout", "hostside", "hostside.hip", "hostside.platform", "hostside.replay"},
+    "hostside.faults": {"shm_layout", "hostside", "hostside.hip", "hostside.platform", "hostside.replay",
+                        "hostside.dfx"},
     "hostside.studies": {"shm_layout", "hostside", "hostside.hip", "hostside.hsa", "hostside.replay",
-                         "hostside.platform", "hostside.dfx"},
+                         "hostside.platform", "hostside.dfx", "hostside.miopen"},
 }
 
 
