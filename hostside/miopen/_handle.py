@@ -44,6 +44,16 @@ def _bump(h, name: str, n: int = 1) -> None:
     h.counters[name] += n
 
 
+def _record(r) -> dict:
+    """A call's record: a dict, or the tuple (api, algorithm, network_config, t0, t1, t2) an invoker hit
+    leaves (execute_primitive's hot path), made into the same dict."""
+    if type(r) is dict:
+        return r
+    api, algorithm, config, t0, t1, t2 = r
+    return {"api": api, "algorithm": algorithm, "network_config": config, "level": "invoker_cache", "solver": None,
+            "kernels": [], "steps": {"network_config_s": t1 - t0, "run_s": t2 - t1, "total_s": t2 - t0}}
+
+
 class InvokerCache:
     __slots__ = ("invokers", "found")
 
@@ -221,7 +231,8 @@ class miopenHandle_t:
         out.update(invokers=len(self.invokers), kernel_map=len(self.cache.kernel_map),
                    program_map=len(self.cache.program_map),
                    binary_cache=(db.stats() if db is not None and hasattr(db, "stats") else None),
-                   last=(self.records[-1] if self.records else None), records=list(self.records))
+                   last=(_record(self.records[-1]) if self.records else None),
+                   records=[_record(r) for r in self.records])
         return out
 
     def __repr__(self):

@@ -13,13 +13,13 @@ the element counts of y/dy and x/dx, and that every pointer is a device pointer 
 from __future__ import annotations
 
 from ._errors import MiopenError, miopenStatus_t
-from ._handle import handle
-from ._pooling_desc import output_dims, pooling
+from ._handle import handle, miopenHandle_t as _Handle
+from ._pooling_desc import miopenPoolingDescriptor_t as _PoolDesc, output_dims, pooling
 from ._problem import BACKWARD, FORWARD, BwdInvokeParams, FwdInvokeParams, Problem
 from ._solver import execute_primitive
 from ._solvers_bwd import BACKWARD_SOLVERS
 from ._solvers_fwd import FORWARD_SOLVERS
-from ._tensor import tensor
+from ._tensor import miopenTensorDescriptor_t as _TensorDesc, tensor
 from ._types import INDEX_MAX, INDEX_SIZE
 
 __all__ = ["miopenPoolingForward", "miopenPoolingBackward"]
@@ -70,14 +70,23 @@ def _check_shapes(pd, x, y, xn: str, yn: str) -> None:
 
 def miopenPoolingForward(handle_, poolDesc, alpha, xDesc, x, beta, yDesc, y, do_backward: bool = False,
                          workSpace=None, workSpaceSize: int = 0) -> None:
-    h = handle(handle_)
-    pd = pooling(poolDesc)
-    xd, yd = tensor(xDesc, "xDesc"), tensor(yDesc, "yDesc")
+    # a well-formed argument passes its check inline (an invoker hit costs little more than its launch);
+    # any other goes to the function that says what is wrong with it
+    h = handle_ if type(handle_) is _Handle and not handle_.destroyed else handle(handle_)
+    pd = poolDesc if type(poolDesc) is _PoolDesc and poolDesc.mode is not None and not poolDesc.destroyed \
+        else pooling(poolDesc)
+    xd = xDesc if type(xDesc) is _TensorDesc and xDesc.type is not None and not xDesc.destroyed \
+        else tensor(xDesc, "xDesc")
+    yd = yDesc if type(yDesc) is _TensorDesc and yDesc.type is not None and not yDesc.destroyed \
+        else tensor(yDesc, "yDesc")
     if alpha != 1.0 or beta != 0.0:
         _alpha_beta(alpha, beta)
-    x, y = _ptr(x, "x"), _ptr(y, "y")
+    if type(x) is not int or x <= 0:
+        _ptr(x, "x")
+    if type(y) is not int or y <= 0:
+        _ptr(y, "y")
     save = do_backward is True or bool(do_backward)
-    ws = _ptr(workSpace, "workSpace", optional=True)
+    ws = None if workSpace is None else _ptr(workSpace, "workSpace")
     if type(workSpaceSize) is not int or workSpaceSize < 0:
         raise MiopenError(_BAD, f"workSpaceSize must be an int >= 0, not {workSpaceSize!r}")
     # the checks below depend on the descriptors only: done once per (descriptors, their versions)

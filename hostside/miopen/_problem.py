@@ -24,10 +24,17 @@ class Problem:
     dx: miopenTensorDescriptor_t | None = None
     dy: miopenTensorDescriptor_t | None = None
     save_index: bool = False
+    _config: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def network_config(self) -> str:
         """MakeNetworkConfig: m<op>_dt<type>_ker<..>_str<..>_pad<..>_it<index type>_im<index mode>
-        [_is<save index>]_xd<..>_xs<..>_yd<..>_ys<..>[_dxd.._dxs.._dyd.._dys..]."""
+        [_is<save index>]_xd<..>_xs<..>_yd<..>_ys<..>[_dxd.._dxs.._dyd.._dys..].
+
+        Made once per problem and kept on it: the API keeps the problem per (descriptors, their
+        versions), so a call with unchanged descriptors gets the same string MIOpen would rebuild."""
+        s = self._config
+        if s is not None:
+            return s
         p = self.pooling
         if self.direction == FORWARD:
             key = (0, p.key(), self.x.key(), self.y.key(), self.save_index)
@@ -46,6 +53,7 @@ class Problem:
             if len(_configs) > 4096:
                 _configs.clear()
             _configs[key] = s
+        self._config = s
         return s
 
     def with_descs(self, x, y) -> "Problem":

@@ -12,7 +12,6 @@ import time
 import matplotlib
 
 matplotlib.use("Agg")                  # files only: no display, no GUI toolkit
-import matplotlib.pyplot as plt  # noqa: E402
 
 __all__ = ["Study", "Progress", "plt", "FIG_SIZE", "FIG_DPI", "clean_env"]
 
@@ -99,6 +98,7 @@ class Study:
         return p
 
     def figure(self, ncols: int = 1, nrows: int = 1, size=FIG_SIZE):
+        import matplotlib.pyplot as plt     # heavy: only when drawing (a sweep point's process draws nothing)
         fig, axes = plt.subplots(nrows, ncols, figsize=size, dpi=FIG_DPI, squeeze=False)
         return fig, axes
 
@@ -107,6 +107,7 @@ class Study:
         fig.tight_layout()
         p = self.path(fname)
         fig.savefig(p, dpi=FIG_DPI, pil_kwargs={"optimize": True})
+        import matplotlib.pyplot as plt     # heavy: only when drawing (see figure)
         plt.close(fig)
         return p
 
