@@ -76,8 +76,10 @@ def mutate(rng, lanes, col, late: bool):
     ptr = int(e["buffer_ptr"])
     k = int(e["kind"])
     try:
-        g.check_buffer_kind(k, ptr)
+        owner, _i = g.check_buffer_kind(k, ptr)
     except (ValueError, KeyError):
+        return None
+    if owner != VICTIM:          # an entry whose pointer was made another thread's: not its buffer to hurt
         return None
     if what == "count":
         buffer_header(lane, ptr)["record_count"] = rng.choice([0, 1, int(e["record_count"]) - 1, 0xFFFFFFFF])
