@@ -27,6 +27,8 @@ __all__ = ["corrupt", "corrupt_ready_entry", "CORRUPT_WAIT_S", "BAD_KERNEL_OBJEC
 
 #: How long a corruption looks for a backlog (and, for indices, retries a write that was undone).
 CORRUPT_WAIT_S = 5.0
+#: Longest hold of the collector (SIGSTOP) while a ready-queue backlog forms (corrupt_ready_entry).
+HOLD_S = 2.0
 #: The kernel object written: no code object is loaded there.
 BAD_KERNEL_OBJECT = 0xDEAD_0000_0000
 #: The kernarg address written: 8-aligned, outside every aperture.
@@ -159,36 +161,46 @@ def corrupt(inj, kind: str, agent: int, nth: int, packet_type: int = 4) -> dict:
 
 def corrupt_ready_entry(inj, thread: int, field: str) -> dict:
     """Change ``field`` of a published, not yet collected entry of AICPU thread ``thread``'s DFX ready
-    queue (in dfxhdr, through ``shm_layout.dfx.ready_entry``). The collector is held with SIGSTOP for
-    the write; the entry changed is the one after the host's published head (the collector may hold
-    the entry at its head). Returns where, and the old and new values."""
+    queue (in dfxhdr, through ``shm_layout.dfx.ready_entry``). The collector is held with SIGSTOP
+    (at most HOLD_S at a time) until the thread has two entries waiting, and for the write; the entry
+    changed is the one after the host's published head (the collector may hold the entry at its
+    head). Returns where, and the old and new values."""
     pm = inj.plat.pm
     g = pm.topo.dfx
     hdr = pm.segs["dfxhdr"]
     u32 = hdr.u8.view("<u4")
     deadline = time.monotonic() + CORRUPT_WAIT_S
     head = tail = 0
+
+    def backlog():
+        h, t = int(u32[g.head_off(thread) // 4]), int(u32[g.tail_off(thread) // 4])
+        return h, t, (t - h) % g.N
     while True:
-        head, tail = int(u32[g.head_off(thread) // 4]), int(u32[g.tail_off(thread) // 4])
-        if (tail - head) % g.N >= 2:          # a backlog: hold the collector and look again
-            inj.stop("collector")
-            try:
-                head, tail = int(u32[g.head_off(thread) // 4]), int(u32[g.tail_off(thread) // 4])
-                if (tail - head) % g.N >= 2:
-                    i = (head + 1) % g.N
-                    e = hdr.view(D.ready_entry, g.entry_off(thread, i), 1)
-                    old = {f: int(e[f][0]) for f in D.ready_entry.names}
-                    new = {"buffer_ptr": BAD_BUFFER_PTR, "core_index": (thread + 1) % max(g.T, 2),
-                           "buffer_seq": (old["buffer_seq"] + SEQ_JUMP) & 0xFFFFFFFF,
-                           "record_count": old["record_count"] + 1}[field]
-                    e[field] = new
-                    return {"thread": thread, "entry": i, "field": field, "old": old[field], "new": new,
-                            "record_kind": D.KIND_NAMES[old["kind"]] if old["kind"] < len(D.KIND_NAMES) else old["kind"], "buffer_seq": old["buffer_seq"],
-                            "record_count": old["record_count"],
-                            "collected": {D.KIND_NAMES[k]: int(pm.segs["dfxctl"].u8.view("<u8")[
-                                g.collected_word(thread, k)]) for k in g.kinds}}
-            finally:
-                inj.resume("collector")
+        # hold the collector and let the lane publish: a backlog of two forms while it is stopped (the
+        # lane fills its pool's buffers, then waits at its gate, far under its backpressure timeout),
+        # however fast the collector drains when it runs (a loaded machine must not decide)
+        inj.stop("collector")
+        try:
+            hold_end = min(deadline, time.monotonic() + HOLD_S)
+            head, tail, n = backlog()
+            while n < 2 and time.monotonic() < hold_end and inj.workload.poll() is None:
+                time.sleep(0.001)
+                head, tail, n = backlog()
+            if n >= 2:
+                i = (head + 1) % g.N
+                e = hdr.view(D.ready_entry, g.entry_off(thread, i), 1)
+                old = {f: int(e[f][0]) for f in D.ready_entry.names}
+                new = {"buffer_ptr": BAD_BUFFER_PTR, "core_index": (thread + 1) % max(g.T, 2),
+                       "buffer_seq": (old["buffer_seq"] + SEQ_JUMP) & 0xFFFFFFFF,
+                       "record_count": old["record_count"] + 1}[field]
+                e[field] = new
+                return {"thread": thread, "entry": i, "field": field, "old": old[field], "new": new,
+                        "record_kind": D.KIND_NAMES[old["kind"]] if old["kind"] < len(D.KIND_NAMES) else old["kind"],
+                        "buffer_seq": old["buffer_seq"], "record_count": old["record_count"],
+                        "collected": {D.KIND_NAMES[k]: int(pm.segs["dfxctl"].u8.view("<u8")[
+                            g.collected_word(thread, k)]) for k in g.kinds}}
+        finally:
+            inj.resume("collector")
         if time.monotonic() > deadline or inj.workload.poll() is not None:
             raise inj.error(f"the ready queue of AICPU thread {thread} never had two entries waiting within "
                             f"{CORRUPT_WAIT_S} s (head {head}, tail {tail})")

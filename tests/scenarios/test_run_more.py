@@ -66,7 +66,7 @@ def test_kill_supervisor_roles_exit_host_errors_no_segment_left(tmp_path):
     assert set(died) == {"supervisor", *start["roles"]}
     assert died["supervisor"]["exit_code"] == -9
     # every role noticed on its own and exited cleanly (the run reaped it: its subreaper)
-    assert all(died[n]["exit_code"] == 0 and died[n]["t_s"] > f["t_s"] for n in start["roles"])
+    assert all(died[n]["exit_code"] == 0 and died[n]["t_s"] > f["t_s"] for n in start["roles"]), (died, f["t_s"])
     (gone,) = of(hist, "roles_exited")
     assert gone["left"] == []
     errs = [h for h in of(hist, "workload") if h["ev"] == "error"]
