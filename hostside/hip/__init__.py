@@ -19,6 +19,9 @@ listed before it (no cycles):
 * ``_limits``: the launch limits (checked at the call, reported as device properties).
 * ``_device``, ``_memory``, ``_stream`` (streams, events, host functions), ``_module`` (modules and
   launches).
+* ``_memory2d`` (pitched memory, 2-D copies and fills), ``_ordered`` (the stream-ordered allocator and
+  memory pools), ``_misc`` (hipInit, device flags, limits, cache configurations, PCI ids, single
+  pointer attributes, function attributes, occupancy).
 * ``_graph_build``: node specs from HIP arguments and the explicit construction API.
 * ``_capture``: the capture object and hipStreamBeginCapture/EndCapture.
 * ``_schedule`` (ops, lanes, plans, replicas) <- ``_graph_exec`` (GraphExec: build, launch, update)
@@ -57,6 +60,25 @@ from ._stream import (hipDeviceGetStreamPriorityRange, hipEvent_t, hipEventBlock
 from ._module import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END,
                       hipExtModuleLaunchKernel, hipFunction_t, hipModule_t, hipModuleGetFunction, hipModuleGetGlobal,
                       hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleUnload)
+from ._module import hipModuleLoadDataEx
+from ._memory2d import hipMallocPitch, hipMemcpy2D, hipMemcpy2DAsync, hipMemset2D, hipMemset2DAsync
+from ._ordered import (hipDeviceGetDefaultMemPool, hipDeviceGetMemPool, hipFreeAsync, hipMallocAsync, hipMemPool_t,
+                       hipMemPoolAttr, hipMemPoolAttrReleaseThreshold, hipMemPoolAttrReservedMemCurrent,
+                       hipMemPoolAttrReservedMemHigh, hipMemPoolAttrUsedMemCurrent, hipMemPoolAttrUsedMemHigh,
+                       hipMemPoolGetAttribute, hipMemPoolReuseAllowInternalDependencies,
+                       hipMemPoolReuseAllowOpportunistic, hipMemPoolReuseFollowEventDependencies,
+                       hipMemPoolSetAttribute, hipMemPoolTrimTo)
+from ._misc import (hipChooseDevice, hipDeviceGetByPCIBusId, hipDeviceGetCacheConfig, hipDeviceGetLimit,
+                    hipDeviceGetName, hipDeviceGetPCIBusId, hipDeviceLmemResizeToMax, hipDeviceMapHost,
+                    hipDeviceScheduleAuto, hipDeviceScheduleBlockingSync, hipDeviceScheduleMask, hipDeviceScheduleSpin,
+                    hipDeviceScheduleYield, hipDeviceSetCacheConfig, hipDeviceSetLimit, hipDeviceTotalMem,
+                    hipFuncAttributes, hipFuncCache_t, hipFuncCachePreferEqual, hipFuncCachePreferL1,
+                    hipFuncCachePreferNone, hipFuncCachePreferShared, hipFuncGetAttribute, hipFuncGetAttributes,
+                    hipFuncSetCacheConfig, hipFunction_attribute, hipGetDeviceFlags, hipInit, hipLimit_t,
+                    hipLimitMallocHeapSize, hipLimitPrintfFifoSize, hipLimitStackSize, hipMemGetAddressRange,
+                    hipModuleOccupancyMaxActiveBlocksPerMultiprocessor, hipModuleOccupancyMaxPotentialBlockSize,
+                    hipOccupancyMaxActiveBlocksPerMultiprocessor, hipOccupancyMaxPotentialBlockSize,
+                    hipPointer_attribute, hipPointerGetAttribute, hipSetDeviceFlags)
 from ._graph_types import (hipEventRecordDefault, hipEventRecordExternal, hipEventWaitDefault, hipEventWaitExternal,
                            hipGraph_t, hipGraphNode_t, hipGraphNodeType, hipHostNodeParams, hipKernelNodeParams,
                            hipMemcpyNodeParams, hipMemsetParams, hipStreamCaptureMode, hipStreamCaptureModeGlobal,
@@ -111,6 +133,26 @@ __all__ = [
     "hipModule_t", "hipFunction_t", "hipModuleLoadData", "hipModuleLoad", "hipModuleUnload", "hipModuleGetFunction",
     "hipModuleGetGlobal", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "HIP_LAUNCH_PARAM_BUFFER_POINTER",
     "HIP_LAUNCH_PARAM_BUFFER_SIZE", "HIP_LAUNCH_PARAM_END",
+    "hipModuleLoadDataEx",
+    # pitched memory (_memory2d)
+    "hipMallocPitch", "hipMemcpy2D", "hipMemcpy2DAsync", "hipMemset2D", "hipMemset2DAsync",
+    # stream-ordered allocator (_ordered)
+    "hipMallocAsync", "hipFreeAsync", "hipMemPool_t", "hipDeviceGetDefaultMemPool", "hipDeviceGetMemPool",
+    "hipMemPoolTrimTo", "hipMemPoolSetAttribute", "hipMemPoolGetAttribute", "hipMemPoolAttr",
+    "hipMemPoolReuseFollowEventDependencies", "hipMemPoolReuseAllowOpportunistic",
+    "hipMemPoolReuseAllowInternalDependencies", "hipMemPoolAttrReleaseThreshold", "hipMemPoolAttrReservedMemCurrent",
+    "hipMemPoolAttrReservedMemHigh", "hipMemPoolAttrUsedMemCurrent", "hipMemPoolAttrUsedMemHigh",
+    # the smaller calls (_misc)
+    "hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipSetDeviceFlags", "hipGetDeviceFlags",
+    "hipDeviceScheduleAuto", "hipDeviceScheduleSpin", "hipDeviceScheduleYield", "hipDeviceScheduleBlockingSync",
+    "hipDeviceScheduleMask", "hipDeviceMapHost", "hipDeviceLmemResizeToMax", "hipLimit_t", "hipLimitStackSize",
+    "hipLimitPrintfFifoSize", "hipLimitMallocHeapSize", "hipDeviceGetLimit", "hipDeviceSetLimit", "hipFuncCache_t",
+    "hipFuncCachePreferNone", "hipFuncCachePreferShared", "hipFuncCachePreferL1", "hipFuncCachePreferEqual",
+    "hipDeviceSetCacheConfig", "hipDeviceGetCacheConfig", "hipFuncSetCacheConfig", "hipChooseDevice",
+    "hipDeviceGetPCIBusId", "hipDeviceGetByPCIBusId", "hipPointer_attribute", "hipPointerGetAttribute",
+    "hipMemGetAddressRange", "hipFunction_attribute", "hipFuncAttributes", "hipFuncGetAttributes",
+    "hipFuncGetAttribute", "hipModuleOccupancyMaxPotentialBlockSize", "hipOccupancyMaxPotentialBlockSize",
+    "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "hipOccupancyMaxActiveBlocksPerMultiprocessor",
     # graph types and enums (_graph_types)
     "hipStreamCaptureMode", "hipStreamCaptureModeGlobal", "hipStreamCaptureModeThreadLocal",
     "hipStreamCaptureModeRelaxed", "hipStreamCaptureStatus", "hipStreamCaptureStatusNone",

@@ -21,7 +21,7 @@ from ._errors import HipError, _api, _from_hsa, _raise, _set_last, hipError_t
 from ._limits import MAX_GLOBAL_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK
 from ._stream import hipEventRecord
 
-__all__ = ["hipModule_t", "hipFunction_t", "hipModuleLoadData", "hipModuleLoad", "hipModuleUnload",
+__all__ = ["hipModule_t", "hipFunction_t", "hipModuleLoadData", "hipModuleLoadDataEx", "hipModuleLoad", "hipModuleUnload",
            "hipModuleGetFunction", "hipModuleGetGlobal", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
            "HIP_LAUNCH_PARAM_BUFFER_POINTER", "HIP_LAUNCH_PARAM_BUFFER_SIZE", "HIP_LAUNCH_PARAM_END"]
 
@@ -71,6 +71,20 @@ def hipModuleLoadData(image, name: str = "<memory>") -> hipModule_t:
     except HsaError as exc:
         _raise(hipError_t.hipErrorInvalidImage, str(exc), exc)
     return hipModule_t(co)
+
+
+@_api
+def hipModuleLoadDataEx(image, numOptions: int = 0, options=None, optionValues=None,
+                        name: str = "<memory>") -> hipModule_t:
+    """hipModuleLoadData with JIT options: as in CLR the options are not used (an hdemu code object
+    is not compiled); ``numOptions`` must be a non-negative int and, when given, ``options`` and
+    ``optionValues`` sequences of at least that many entries (hipErrorInvalidValue)."""
+    if not isinstance(numOptions, (int, np.integer)) or isinstance(numOptions, bool) or numOptions < 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"numOptions must be a non-negative int, not {numOptions!r}")
+    for what, seq in (("options", options), ("optionValues", optionValues)):
+        if seq is not None and (not hasattr(seq, "__len__") or len(seq) < numOptions):
+            _raise(hipError_t.hipErrorInvalidValue, f"{what} must hold numOptions ({numOptions}) entries, not {seq!r}")
+    return hipModuleLoadData(image, name)
 
 
 @_api
