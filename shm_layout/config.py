@@ -168,7 +168,7 @@ class Platform(_Strict):
                          description="AQL execution engines per agent; each agent also has one SDMA engine")
     max_queues: int = Field(16, ge=1, le=256, description="queue slots per agent, shared by all processes; a "
                             "stream takes 1 (+1 once it copies, +1 once it runs a graph with parallel branches) "
-                            "while slots remain, then shares its process's queues")
+                            "while its process holds under half the slots, then shares that process's queues")
     queue_size_max: Annotated[int, POW2] = Field(
         4096, ge=2, le=1 << 16, description="largest queue, in packets; a HIP stream uses min(1024, this)")
     memory_mib: int = Field(64, ge=1, le=16384, description="coarse-grained device memory per agent, MiB")

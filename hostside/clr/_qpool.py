@@ -3,9 +3,10 @@
 An agent has ``max_queues`` queue slots for every process on the platform (16 by default), while a
 program may create any number of streams, as on a real GPU: ROCclr hands out at most
 ``GPU_MAX_HW_QUEUES`` hardware queues per device and lets further streams share them. Here a stream
-gets a queue of its own while the agent has free slots, and shares the least-used queue of its kind
-that this process already has once it has none (``QueuePool.acquire``). One slot is kept free for the
-process's first SDMA queue on the agent, so a stream that copies can always get one.
+gets a queue of its own while the agent has free slots and the process holds fewer than half of them
+(other processes on the platform need queues too), and shares the least-used queue of its kind that
+this process already has after that (``QueuePool.acquire``). One slot is kept free for the process's
+first SDMA queue on the agent, so a stream that copies can always get one.
 
 A shared queue is correct because every writer of a queue takes its lock (an RLock) for the whole
 *check before you reserve* window (``hostside.clr._vgpu``) and for every reservation
@@ -51,10 +52,16 @@ class QueuePool:
         return any(k == (agent, kind) and not q.destroyed for q, k in self.kind_of.items())
 
     def _may_create(self, agent: int, kind: int) -> bool:
+        """A new queue of ``kind`` may be made: the process holds fewer than half of the agent's slots
+        (other processes on the platform need queues too) and leaves room for its first SDMA queue."""
+        mine = sum(1 for k in self.kind_of.values() if k[0] == agent)
+        cap = max(2, self.rt.pm.topo.max_queues // 2)
         free = self._free_slots(agent)
-        if kind == L.QKIND_SDMA or self._has(agent, L.QKIND_SDMA):
-            return free >= 1
-        return free >= 2                   # keep one slot for this process's first SDMA queue
+        has_sdma = self._has(agent, L.QKIND_SDMA)
+        if kind == L.QKIND_SDMA:
+            return free >= 1 and (not has_sdma or mine < cap)    # the first one may always take a slot
+        reserve = 0 if has_sdma else 1
+        return mine < cap - reserve and free >= 1 + reserve
 
     def acquire(self, agent: int, kind: int, size: int) -> Queue:
         """A queue of ``kind`` on ``agent`` for one more stream: a new one while slots remain, else
@@ -72,10 +79,11 @@ class QueuePool:
                     return q
             mine = [q for q, k in self.kind_of.items() if k == (agent, kind) and not q.destroyed and not q.status]
             if not mine:
-                what = "an SDMA" if kind == L.QKIND_SDMA else "an AQL"
+                what = "SDMA" if kind == L.QKIND_SDMA else "AQL"
                 raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES,
-                               f"agent {agent} has no free queue slot (max_queues={self.rt.pm.topo.max_queues}, "
-                               f"every one in use) and this process has no healthy {what} queue on it to share")
+                               f"agent {agent} has no queue slot for this process (max_queues="
+                               f"{self.rt.pm.topo.max_queues}, {self._free_slots(agent)} free, a process takes at "
+                               f"most half) and the process has no healthy {what} queue on it to share")
             q = min(mine, key=self.refs.__getitem__)
             self.refs[q] += 1
             return q
