@@ -341,6 +341,13 @@ EV_QUEUE_ERROR = 9     # device: a=dispatch id, b=status
 EV_SIGNAL_WAIT_BEGIN = 10  # host: a=signal handle
 EV_SIGNAL_WAIT_END = 11
 EV_COPY_SUBMIT = 12    # host: a=dispatch id, b=bytes
+EV_LIBRARY_CALL = 13   # host: track=TRACK_LIBRARY, a=index into LIBRARY_LEVELS, b=duration ns (ts: the start)
+#: The host track of library calls (a library on the HIP face, e.g. hostside.miopen) in a process's ring.
+TRACK_LIBRARY = 0xFFFF
+#: The level a library call was answered at (MIOpen's: its invoker, kernel or program cache, the
+#: binary cache's system or user db, or a compilation), as EV_LIBRARY_CALL names it.
+LIBRARY_LEVELS = ("invoker_cache", "kernel_cache", "program_cache", "binary_cache_system", "binary_cache_user",
+                  "compiled")
 TRACE_EVENT_BYTES = 32
 
 

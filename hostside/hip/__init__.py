@@ -93,6 +93,7 @@ from ._graph_build import (hipGraphAddDependencies, hipGraphAddEmptyNode, hipGra
                            hipGraphRemoveDependencies)
 from ._graph_build import hipGraphAddChildGraphNode, hipGraphChildGraphNodeGetGraph, hipGraphClone
 from ._capture_rules import hipThreadExchangeStreamCaptureMode
+from ._libtrace import hdemuTraceLibraryCall
 from ._capture import (hipEventRecordWithFlags, hipStreamBeginCapture, hipStreamEndCapture, hipStreamGetCaptureInfo,
                        hipStreamIsCapturing)
 from ._graph_api import (hipGraphExec_t, hipGraphExecDestroy, hipGraphExecKernelNodeSetParams, hipGraphInstantiate,
@@ -175,4 +176,6 @@ __all__ = [
     # executable graphs (_graph_api)
     "hipGraphExec_t", "hipGraphInstantiate", "hipGraphInstantiateWithFlags", "hipGraphLaunch",
     "hipGraphExecDestroy", "hipGraphExecKernelNodeSetParams", "hipGraphNodeSetEnabled", "hipGraphNodeGetEnabled",
+    # hdemu's own: a library's calls in the trace (_libtrace)
+    "hdemuTraceLibraryCall",
 ]

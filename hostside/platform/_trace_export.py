@@ -1,7 +1,9 @@
 """Turn every process's trace ring into one Chrome/Perfetto JSON trace.
 
 Tracks: one process entry per hdemu process (pid); within it a thread track per queue (host
-events: launches, doorbells) or per engine (device: kernel and copy slices). Kernel executions are
+events: launches, doorbells) or per engine (device: kernel and copy slices), and one of library calls
+(``EV_LIBRARY_CALL``: a slice per call of a library on the HIP face, e.g. hostside.miopen, named by
+the level that answered it). Kernel executions are
 "X" slices, doorbells "i" instants, and a flow ("s" -> "f") links each launch to its execution by
 dispatch id. ``fault_windows`` (``hdemu run``) adds a process of its own, "faults", with one track:
 a slice per fault with a duration, an instant per fault without one. Timestamps are microseconds from
@@ -45,7 +47,8 @@ def build_trace(pm, fault_windows=None) -> dict:
     rings = read_all(pm)
     for _i, _name, _role, ev in rings:
         if len(ev):
-            t0 = int(ev["ts"][0]) if t0 is None else min(t0, int(ev["ts"][0]))
+            first = int(ev["ts"].min())      # (a library call is recorded at its end with its start)
+            t0 = first if t0 is None else min(t0, first)
     for w in fault_windows or ():
         t0 = int(w["start_ns"]) if t0 is None else min(t0, int(w["start_ns"]))
     t0 = t0 or 0
@@ -59,7 +62,8 @@ def build_trace(pm, fault_windows=None) -> dict:
             tid = (1000 + track) if device else track
             if (pid, tid) not in seen_threads:
                 seen_threads.add((pid, tid))
-                tname = (f"engine {track}" if device else f"queue {track}")
+                tname = (f"engine {track}" if device else
+                         "library calls" if track == L.TRACK_LIBRARY else f"queue {track}")
                 events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": tname}})
                 events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": tid, "args": {"name": name}})
             if kind in (L.EV_KERNEL_BEGIN, L.EV_COPY_BEGIN):
@@ -77,6 +81,10 @@ def build_trace(pm, fault_windows=None) -> dict:
                                         ("kernel_object" if nm == "kernel" else "bytes"): (hex(b) if nm == "kernel" else b)}})
                 events.append({"ph": "f", "bp": "e", "name": "launch", "cat": "flow", "id": a, "pid": pid,
                                "tid": tid, "ts": us(start)})
+            elif kind == L.EV_LIBRARY_CALL:        # a library's call (hip.hdemuTraceLibraryCall): ts is its start
+                level = L.LIBRARY_LEVELS[a] if a < len(L.LIBRARY_LEVELS) else f"level {a}"
+                events.append({"ph": "X", "name": f"library call ({level})", "cat": "library", "pid": pid, "tid": tid,
+                               "ts": us(ts), "dur": max(b / 1000.0, 0.001), "args": {"level": level}})
             else:
                 nm = _NAMES.get(kind, f"event{kind}")
                 events.append({"ph": "i", "s": "t", "name": nm, "pid": pid, "tid": tid, "ts": us(ts),
