@@ -18,16 +18,23 @@ __all__ = ["hdemuTraceLibraryCall"]
 _LEVEL = {name: i for i, name in enumerate(L.LIBRARY_LEVELS)}
 
 
-@_api
 def hdemuTraceLibraryCall(level: str, start_ns: int, end_ns: int) -> None:
     """Record one library call answered at ``level`` (one of ``shm_layout.layouts.LIBRARY_LEVELS``)
     from ``start_ns`` to ``end_ns`` (CLOCK_MONOTONIC, e.g. ``time.monotonic_ns()``) in the trace."""
     i = _LEVEL.get(level)
-    if i is None:
-        _raise(hipError_t.hipErrorInvalidValue, f"level must be one of {', '.join(L.LIBRARY_LEVELS)}, not {level!r}")
-    if type(start_ns) is not int or type(end_ns) is not int or not 0 <= start_ns <= end_ns:
-        _raise(hipError_t.hipErrorInvalidValue, f"start_ns and end_ns must be ints with 0 <= start <= end, "
-                                                f"not {start_ns!r} and {end_ns!r}")
-    tr = _st().rt.trace
+    if i is None or type(start_ns) is not int or type(end_ns) is not int or not 0 <= start_ns <= end_ns:
+        _refuse(level, start_ns, end_ns)
+    tr = _st().rt.trace                  # (a library's hot path: no more than the checks and the record)
     if tr is not None:
-        tr.record(L.EV_LIBRARY_CALL, L.TRACK_LIBRARY, i, end_ns - start_ns, start_ns)
+        tr.record(_EV, _TRACK, i, end_ns - start_ns, start_ns)
+
+
+_EV, _TRACK = L.EV_LIBRARY_CALL, L.TRACK_LIBRARY
+
+
+@_api
+def _refuse(level, start_ns, end_ns) -> None:
+    if level not in _LEVEL:
+        _raise(hipError_t.hipErrorInvalidValue, f"level must be one of {', '.join(L.LIBRARY_LEVELS)}, not {level!r}")
+    _raise(hipError_t.hipErrorInvalidValue, f"start_ns and end_ns must be ints with 0 <= start <= end, "
+                                            f"not {start_ns!r} and {end_ns!r}")
