@@ -6,7 +6,9 @@ schedule (``_inject``: SIGKILL, SIGSTOP/SIGCONT of a role, a corrupted AQL heade
 records the history and judges each promise against it (``_promises``); a scenario whose faults hit
 the supervisor runs the platform under a supervisor process of its own (``_remote``); ``_run`` ties it together and
 ``_cli`` is the command. The shipped scenarios are package data (``scenarios/*.toml``), found by name.
-A room above ``hip``: imports ``hip`` (the workload), ``platform`` (the supervisor) and ``shm_layout``.
+A room above ``hip``: imports ``hip`` (the workload), ``platform`` (the supervisor) and ``shm_layout``;
+``hostside.miopen`` only in ``_miopen`` (the ``miopen`` workload and the process that damages its binary
+cache, each a process of its own, so no other process of a run imports the library).
 docs/FAULTS.md lists each fault kind, its promise and the scenario that checks it.
 """
 from ._cli import format_report, main

@@ -38,6 +38,8 @@ def format_report(rep: dict) -> str:
         elif f["kind"].startswith("corrupt_"):
             what = f"packet {ev['packet']}" if "packet" in ev else ev.get("field", "")
             tgt = f"workload queue {ev.get('queue', '?')} {what}".rstrip()
+        elif f["kind"] == "miopen_db":
+            tgt = f"{f.get('how', '')} on {ev.get('path', 'the workload binary cache')}"
         elif f["kind"] == "stall_engine":
             tgt = f"{tgt} engine {ev.get('engine', '?')}"
         trig = ", ".join(f"{k} {v}" for k, v in (f.get("trigger") or {}).items()) or "at platform start"

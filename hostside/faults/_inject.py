@@ -4,12 +4,18 @@ Signals go through the ``Popen`` of each role (the supervisor's own handles, so 
 hit). Corruptions of the workload's queue are ``_corrupt``'s (through the declared layouts). An engine
 stall writes the engine's ``engine_stats.stall_until_ns`` (a deadline the CP's engine loop honours: it
 sleeps until then and clears the word). Memory pressure allocates the agent's free device memory (but
-``free_bytes``) in this process, the supervisor's, through the shared allocation table.
+``free_bytes``) in this process, the supervisor's, through the shared allocation table. A MIOpen
+binary-cache fault is ``_kerndb.inject_fault`` done by the ``dbfault`` process of ``_miopen`` on command
+(``DbFaults``), so that this process never imports ``hostside.miopen``.
 """
 from __future__ import annotations
 
+import json
+import os
+import select
 import signal
 import subprocess
+import sys
 import time
 
 from shm_layout import dfx as D
@@ -19,8 +25,14 @@ from shm_layout.sync import fetch_add32, futex_wake, notify
 
 from ._corrupt import corrupt, corrupt_ready_entry
 
-__all__ = ["Injector", "InjectError", "dispatches", "records", "owned_by", "engine_packets", "lane_stalls",
-           "shard_counters"]
+__all__ = ["Injector", "InjectError", "DbFaults", "dispatches", "records", "owned_by", "engine_packets", "lane_stalls",
+           "shard_counters", "DBFAULT_ANSWER_S", "HOLD_BOUND_S"]
+
+#: How long the ``dbfault`` process may take to start, or to answer a command (an inject may wait for
+#: the workload's write to end: sqlite's own bound there is 10 s).
+DBFAULT_ANSWER_S = 30.0
+#: How long a db fault waits for a moment the workload has no file of its db open.
+HOLD_BOUND_S = 5.0
 
 
 class InjectError(Exception):
@@ -72,6 +84,108 @@ def owned_by(pm, pid: int) -> dict:
     return {"queues": queues, "allocations": allocs, "signals": sigs}
 
 
+def _opens(pid: int, path: str) -> bool:
+    """Whether process ``pid`` has the db at ``path`` (or its -wal / -shm / -journal) open."""
+    real = os.path.realpath(path)
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(real):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _stopped(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return True                         # gone: nothing to wait for
+
+
+def _hold_off_db(w: subprocess.Popen, path: str) -> tuple[int, int]:
+    """SIGSTOP the workload at a moment it has no file of the db open (each KernDb operation opens and
+    closes its connection: retried until then, at most HOLD_BOUND_S); returns (the hold's
+    CLOCK_MONOTONIC ns, tries). The caller sends SIGCONT."""
+    deadline = time.monotonic() + HOLD_BOUND_S
+    tries = 0
+    while True:
+        tries += 1
+        w.send_signal(signal.SIGSTOP)
+        t = time.monotonic()
+        while not _stopped(w.pid) and time.monotonic() - t < 1.0:
+            time.sleep(0.0002)              # a poll period: the kernel stops it on its own
+        at_ns = time.monotonic_ns()
+        if not _opens(w.pid, path):
+            return at_ns, tries
+        w.send_signal(signal.SIGCONT)
+        if time.monotonic() > deadline:
+            raise InjectError(f"the workload kept {path} open for {HOLD_BOUND_S} s ({tries} looks)")
+        time.sleep(0.001)                   # let it finish the operation it is in
+
+
+class DbFaults:
+    """The ``dbfault`` process (``python -m hostside.faults._miopen dbfault``): started with the run, it
+    injects and releases ``_kerndb`` faults on command; closing its stdin releases what it still holds."""
+
+    def __init__(self, log_path):
+        env = {k: v for k, v in os.environ.items() if k not in ("HDEMU_PLATFORM", "HDEMU_CONFIG")}
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "hostside.faults._miopen", "dbfault"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                         env=env, start_new_session=True)
+        self.ready = False
+
+    def _line(self) -> dict:
+        deadline = time.monotonic() + DBFAULT_ANSWER_S
+        while True:
+            if self.proc.poll() is not None:
+                raise InjectError(f"the dbfault process (pid {self.proc.pid}) exited with code {self.proc.returncode}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise InjectError(f"the dbfault process (pid {self.proc.pid}) did not answer within {DBFAULT_ANSWER_S} s")
+            if select.select([self.proc.stdout], [], [], min(left, 0.5))[0]:
+                line = self.proc.stdout.readline()
+                if line:
+                    return json.loads(line)
+
+    def is_ready(self) -> bool:
+        """Its imports are done (its first line came), without waiting."""
+        if not self.ready and self.proc.poll() is None and select.select([self.proc.stdout], [], [], 0)[0]:
+            self._line()
+            self.ready = True
+        return self.ready or self.proc.poll() is not None      # a dead one: ask says why
+
+    def ask(self, **cmd) -> dict:
+        if not self.ready:
+            self._line()                    # {"ready": true}: its imports are done
+            self.ready = True
+        try:
+            self.proc.stdin.write(json.dumps(cmd) + "\n")
+            self.proc.stdin.flush()
+        except OSError as exc:
+            raise InjectError(f"the dbfault process (pid {self.proc.pid}) is gone: {exc}") from None
+        return self._line()
+
+    def close(self) -> None:
+        """End it: it releases every fault it still holds, then exits (killed after 10 s)."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc.stdout.close()
+
+
 class Injector:
     """Resolves role names (``workload``, ``cp<i>``, ``lane<i>``, ``collector``, ``supervisor``) to processes and
     injects faults into them."""
@@ -84,6 +198,41 @@ class Injector:
         self.stopped: dict[str, subprocess.Popen] = {}
         self.stalled: dict[tuple[str, int], int] = {}
         self.hogs: list = []
+        self.db: DbFaults | None = None
+
+    # -- the workload's MIOpen binary cache (``_kerndb.inject_fault``, in the dbfault process) -------------
+    def start_db_faults(self, log_path) -> None:
+        self.db = DbFaults(log_path)
+
+    def miopen_db(self, index: int, how: str, path: str) -> dict:
+        """Fault ``how`` on the workload's ``.ukdb`` at ``path`` (or its directory), done while the workload
+        is held with SIGSTOP at a moment it has no file of the db open (``_hold_off_db``): no connection
+        of its spans the damage, so every db access after ``at_ns`` (the hold) meets the fault."""
+        w = self.workload
+        if w.poll() is not None:
+            raise InjectError(f"the workload (pid {w.pid}) had already exited")
+        if self.db.proc.poll() is not None:
+            raise InjectError(f"the dbfault process (pid {self.db.proc.pid}) exited with code {self.db.proc.returncode}"
+                              f" before the fault (its log: dbfault.log)")
+        at_ns, tries = _hold_off_db(w, path)
+        try:
+            ans = self.db.ask(op="inject", index=index, how=how, path=path)
+        finally:
+            if w.poll() is None:
+                w.send_signal(signal.SIGCONT)
+        if not ans["ok"]:
+            raise InjectError(ans["reason"])
+        return {**ans["evidence"], "at_ns": at_ns, "holds": tries}
+
+    def end_miopen_db(self, index: int, path: str) -> dict:
+        """Undo fault ``index`` (the file, records, lock or mode restored)."""
+        ans = self.db.ask(op="release", index=index, path=path)
+        return {"released": ans["released"], "records": ans["records"]}
+
+    def close_db_faults(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
 
     def proc(self, target: str) -> subprocess.Popen:
         p = self.plat

@@ -30,9 +30,13 @@ The kinds and what they read (docs/FAULTS.md says which fault each belongs to):
   before it (the evidence gives both, the delay and the median after);
 * ``dfx_loss_reported``: after corrupt_ready_entry fault ``fault`` the corrupted entry's pool names a
   rejected entry among its causes and its thread was drained on; every other thread's pools balance
-  and no pool misses records without a cause.
+  and no pool misses records without a cause;
+* ``miopen_error``, ``miopen_no_error``, ``miopen_busy_waits``, ``miopen_recovered``,
+  ``miopen_others_served``: a workload's MIOpen calls (``_promises_miopen``).
 """
 from __future__ import annotations
+
+from ._promises_miopen import MIOPEN_CHECKS
 
 __all__ = ["check_all", "check", "TURN_PACKETS"]
 
@@ -404,7 +408,7 @@ _CHECKS = {"host_error": _host_error, "no_host_error": _no_host_error, "workload
            "dfx_balanced": _dfx_balanced, "dfx_no_loss": _dfx_no_loss, "engine_stalled": _engine_stalled,
            "roles_exit": _roles_exit, "segments_removed": _segments_removed, "dfx_lanes_stalled": _dfx_lanes_stalled,
            "dfx_drops_counted": _dfx_drops_counted, "shard_stalled": _shard_stalled, "latency_rose": _latency_rose,
-           "dfx_loss_reported": _dfx_loss_reported}
+           "dfx_loss_reported": _dfx_loss_reported, **MIOPEN_CHECKS}
 
 
 def check(index: int, p, items: list[dict], faults: list[dict]) -> dict:

@@ -39,7 +39,7 @@ from ._run import run_scenario
 from ._schema import load_scenario, load_scenario_text
 
 __all__ = ["FaultRunner", "FaultRun", "scenario_toml", "fault", "kill", "stop", "corrupt_header", "corrupt",
-           "shrink_pool", "promise", "hdemu_faults", "pytest_addoption", "pytest_runtest_makereport",
+           "shrink_pool", "miopen_db", "promise", "hdemu_faults", "pytest_addoption", "pytest_runtest_makereport",
            "LEFTOVER_WAIT_S"]
 
 #: How long a finished run may take to show no process and no segment of its own (they are gone
@@ -78,6 +78,13 @@ corrupt = corrupt_header
 def shrink_pool(thread: int, buffers: int) -> dict:
     """Shrink AICPU thread ``thread``'s DFX pool to ``buffers`` (applied when the platform starts)."""
     return fault("shrink_pool", thread=thread, buffers=buffers)
+
+
+def miopen_db(how: str, duration_s: float | None = None, **when) -> dict:
+    """Damage the workload's MIOpen binary cache (``how``: ``malformed_file``, ``md5_mismatch``, ``locked``,
+    ``readonly_dir``) when ``at_s`` / ``after_calls`` / ... says; released ``duration_s`` later, or when
+    the workload has ended."""
+    return fault("miopen_db", how=how, **({} if duration_s is None else {"duration_s": duration_s}), **when)
 
 
 def promise(kind: str, **keys) -> dict:
@@ -227,7 +234,7 @@ class FaultRunner:
 
     fault, kill, stop, corrupt_header, corrupt = (staticmethod(fault), staticmethod(kill), staticmethod(stop),
                                                   staticmethod(corrupt_header), staticmethod(corrupt))
-    shrink_pool, promise = staticmethod(shrink_pool), staticmethod(promise)
+    shrink_pool, miopen_db, promise = staticmethod(shrink_pool), staticmethod(miopen_db), staticmethod(promise)
 
     def __init__(self, base: Path, test_dir: Path, label: str, keep: bool = False):
         self.base, self.test_dir, self.label, self.keep = base, test_dir, label, keep
@@ -367,7 +374,7 @@ def _base_dir(config, tmp_path_factory) -> Path:
 def hdemu_faults(request, tmp_path_factory) -> FaultRunner:
     """Runs fault-injection scenarios against an hdemu platform (docs/PLUGIN.md): ``run(...)``,
     ``run_file(path)``, and the fault / promise helpers ``kill``, ``stop``, ``corrupt_header``,
-    ``shrink_pool``, ``fault``, ``promise``."""
+    ``shrink_pool``, ``miopen_db``, ``fault``, ``promise``."""
     runner = FaultRunner(_base_dir(request.config, tmp_path_factory), Path(request.path).parent,
                          request.node.name, keep=request.config.getoption("hdemu_keep_runs"))
     request.node.stash[_RUNNER] = runner

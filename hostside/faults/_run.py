@@ -26,7 +26,7 @@ from ._inject import InjectError, Injector, dispatches, engine_packets, lane_sta
 from ._outputs import add_dfx_rows, write_outputs
 from ._promises import check_all
 from ._remote import ROLES_EXIT_BOUND_S, RemotePlatform
-from ._schema import COLLECTOR_KINDS, DURATION_KINDS
+from ._schema import COLLECTOR_KINDS, DURATION_KINDS, RELEASED_KINDS
 
 __all__ = ["run_scenario", "POLL_S", "RECLAIM_BOUND_S", "PROBE_TIMEOUT_S", "STALL_CLEAR_BOUND_S"]
 
@@ -92,15 +92,30 @@ def _start_platform(cfg: dict, log_path: Path) -> Platform:
             os.close(saved)
 
 
-def _spawn_workload(spec: dict, out: Path, tag: str, plat: Platform) -> subprocess.Popen:
+def miopen_env(out: Path, spec: dict) -> dict:
+    """A MIOpen workload's binary cache in the run directory (``miopen/``), never the user's home; no
+    system db; the busy limit of ``db_busy_limit_s``; MIOPEN_DISABLE_CACHE of the caller's removed."""
+    base = (out / "miopen").resolve()
+    return {"MIOPEN_CUSTOM_CACHE_DIR": str(base / "cache"), "MIOPEN_USER_DB_PATH": str(base / "userdb"),
+            "MIOPEN_SYSTEM_DB_PATH": str(base / "no-system-db"),
+            "HDEMU_MIOPEN_DB_BUSY_LIMIT_S": repr(float(spec["db_busy_limit_s"]))}
+
+
+def _spawn_workload(spec: dict, out: Path, tag: str, plat: Platform, miopen: bool = False) -> subprocess.Popen:
     spec_path, events = out / f"{tag}.spec.json", out / f"{tag}.events.jsonl"
     spec_path.write_text(json.dumps(spec))
     events.write_text("")           # a run directory used again starts a new events file
     env = dict(os.environ, HDEMU_PLATFORM=plat.name, HDEMU_WAIT_TIMEOUT_S=str(spec["wait_timeout_s"]))
     env.pop("HDEMU_CONFIG", None)
+    cmd = [sys.executable, "-m", "hostside.faults", "workload", str(spec_path), str(events)]
+    if miopen or spec["builtin"] == "miopen":
+        env.pop("MIOPEN_DISABLE_CACHE", None)
+        env.update(miopen_env(out, spec))
+    if spec["builtin"] == "miopen":     # the one process (with dbfault) that imports hostside.miopen
+        cmd[2] = "hostside.faults._miopen"
     with open(out / f"{tag}.log", "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "hostside.faults", "workload", str(spec_path), str(events)],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True)
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                start_new_session=True)
 
 
 def _reap(p: subprocess.Popen) -> None:
@@ -121,10 +136,13 @@ class _Run:
         self.inj = None
         self.faults = [dict(index=i, kind=f.kind, target=f.target or ("collector" if f.kind in COLLECTOR_KINDS else None),
                             trigger=None if f.trigger is None else
-                            dict([f.trigger]), state="pending") for i, f in enumerate(sc.fault)]
+                            dict([f.trigger]), state="pending", **({"how": f.how} if f.how else {}))
+                       for i, f in enumerate(sc.fault)]
         self.seen_queue_errors: set = set()
         self.dead_roles: set = set()
         self.replay_windows = 0
+        self.miopen_path = None         # the workload's .ukdb (its miopen_db event)
+        self.miopen_calls = 0
         self.outputs: dict = {}
         self.plot = True
         self.supervised = any(f.target == "supervisor" for f in sc.fault)
@@ -132,6 +150,9 @@ class _Run:
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> None:
         out, sc = self.out, self.sc
+        self.inj = Injector(None, None)
+        if any(f.kind == "miopen_db" for f in sc.fault):    # it imports hostside.miopen while the platform starts
+            self.inj.start_db_faults(out / "dbfault.log")
         t = time.monotonic()
         if self.supervised:         # the supervisor is a target: it runs in a process of its own
             self.plat = RemotePlatform(self.cfg, out, out / "roles.log")
@@ -145,7 +166,7 @@ class _Run:
         self.hist.add("run", scenario=sc.name, platform=self.plat.name, platform_up_s=round(up_s, 3),
                       clock_origin_ns=self.hist.t0_ns, supervisor_pid=sup.get("supervisor", os.getpid()),
                       roles={n: self.plat.procs[i].pid for n, i in self.roles.items()})
-        self.inj = Injector(self.plat, None)
+        self.inj.plat = self.plat
         for f, rec in zip(sc.fault, self.faults):
             if f.kind == "shrink_pool":
                 ev = {"thread": f.thread, "buffers": f.buffers, "applied": "profiling.pool_overrides at start"}
@@ -166,7 +187,8 @@ class _Run:
                 self.say(f"{item['t_s']:8.3f} s  fault {rec['index']}: memory_pressure: {ev['allocated']} bytes of "
                          f"agent {ev['agent']} taken, {ev['free_after']} left")
         spec = sc.workload.model_dump()
-        self.work = _spawn_workload(spec, out, "workload", self.plat)
+        db_faults = self.inj.db is not None
+        self.work = _spawn_workload(spec, out, "workload", self.plat, miopen=db_faults)
         self.hist.add("workload_start", pid=self.work.pid)
         self.inj.workload = self.work
         tail = _EventTail(out / "workload.events.jsonl")
@@ -188,7 +210,8 @@ class _Run:
         self._end_faults()
         for rec in self.faults:
             if rec["state"] == "pending":
-                rec.update(state="skipped", reason="the workload ended before its trigger")
+                rec.update(state="skipped", reason="the workload ended before its trigger" if rec["kind"] != "miopen_db"
+                           or self.miopen_path else "the workload reported no MIOpen binary cache (miopen_db event)")
                 self.hist.add("fault", index=rec["index"], kind=rec["kind"], target=rec["target"], injected=False,
                               reason=rec["reason"])
         if any(r["kind"] == "kill" and r["target"] == "workload" and r["state"] == "injected" for r in self.faults):
@@ -217,6 +240,10 @@ class _Run:
             self.hist.add("workload", t_ns, **ev)
             if ev["ev"] == "replay_window":
                 self.replay_windows += 1
+            elif ev["ev"] == "miopen_call":
+                self.miopen_calls += 1
+            elif ev["ev"] == "miopen_db" and self.miopen_path is None:
+                self.miopen_path = ev["path"]
             if ev["ev"] == "error":
                 self.say(f"{(t_ns - self.hist.t0_ns) / 1e9:8.3f} s  workload: {ev['name']} (stream {ev['stream']})")
 
@@ -242,6 +269,10 @@ class _Run:
 
     def _due(self, f, rec) -> bool:
         kind, v = f.trigger
+        if f.kind == "miopen_db" and (self.miopen_path is None or not self.inj.db.is_ready()):
+            return False            # the workload has not said where its binary cache is, or dbfault is not up
+        if kind == "after_calls":
+            return self.miopen_calls >= v
         if kind == "at_s":
             return time.monotonic_ns() - self.hist.t0_ns >= v * 1e9
         if kind == "after_dispatches":
@@ -254,7 +285,8 @@ class _Run:
 
     def _faults(self) -> None:
         for f, rec in zip(self.sc.fault, self.faults):
-            if rec["state"] == "injected" and f.kind in DURATION_KINDS and "end_t_s" not in rec:
+            lasts = f.kind in DURATION_KINDS or (f.kind in RELEASED_KINDS and f.duration_s is not None)
+            if rec["state"] == "injected" and lasts and "end_t_s" not in rec:
                 if time.monotonic_ns() - rec["t_ns"] >= f.duration_s * 1e9:
                     self._end(f, rec)
             if rec["state"] != "pending" or not self._due(f, rec):
@@ -275,6 +307,8 @@ class _Run:
                     ev = self.inj.corrupt_ready_entry(f.thread, f.field or "buffer_ptr")
                 elif f.kind == "stall_shard":
                     ev = self.inj.stall_shard(f.shard, f.duration_s)
+                elif f.kind == "miopen_db":
+                    ev = self.inj.miopen_db(rec["index"], f.how, self.miopen_path)
                 else:
                     ev = self.inj.corrupt(f.kind, self.sc.workload.device, f.queue, f.packet_type)
             except InjectError as exc:
@@ -283,8 +317,10 @@ class _Run:
                               reason=str(exc))
                 self.say(f"{(t_ns - self.hist.t0_ns) / 1e9:8.3f} s  fault {rec['index']}: NOT injected: {exc}")
                 continue
+            t_ns = ev.pop("at_ns", t_ns)        # the instant it took effect, when the injector knows it better
             what = {"kill": "SIGKILL", "stop": "SIGSTOP", "stall_engine": f"stall engine {f.engine} of",
                     "stall_shard": f"stall drain shard {f.shard} of",
+                    "miopen_db": f"{f.how} on the MIOpen binary cache of",
                     "corrupt_ready_entry": f"corrupt a ready entry of thread {f.thread} ({f.field or 'buffer_ptr'}) of",
                     "slow_wakeup": f"delay {(f.delay_s or 0) * 1e3:g} ms each wake-up of engine {f.engine} of",
                     "slow_collector": f"delay {(f.delay_s or 0) * 1e3:g} ms a buffer in"}.get(
@@ -302,6 +338,13 @@ class _Run:
         if f.kind == "stop":
             self.inj.resume(f.target)
             data = {"signal": "SIGCONT"}
+        elif f.kind == "miopen_db":
+            try:
+                data = self.inj.end_miopen_db(rec["index"], self.miopen_path)
+            except InjectError as exc:
+                data = {"released": False, "reason": str(exc)}
+            if f.duration_s is None:
+                data["at"] = "the workload's end (no duration_s)"
         elif f.kind == "slow_collector":
             data = self.inj.end_slow_collector()
             data["buffers_during"] = [a["buffers"] - b["buffers"] for a, b in zip(data["shards"],
@@ -341,6 +384,8 @@ class _Run:
                 continue
             if f.kind in ("stall_engine", "stall_shard", "slow_collector", "slow_wakeup"):
                 self._end(f, rec, early="the workload ended before the stall's deadline")
+            elif f.kind == "miopen_db":
+                self._end(f, rec, early="the workload ended before the release" if f.duration_s else "")
             elif f.kind == "memory_pressure":
                 freed = self.inj.release_memory()
                 end = self.hist.add("fault_end", index=rec["index"], kind=f.kind, freed=freed)
@@ -395,6 +440,7 @@ class _Run:
 
     def cleanup(self) -> None:
         if self.inj is not None:
+            self.inj.close_db_faults()      # what it still holds is released first
             self.inj.resume_all()
             for (target, engine) in list(self.inj.stalled):
                 if target == "collector":

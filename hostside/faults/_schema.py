@@ -24,14 +24,15 @@ from shm_layout.errors import ConfigError
 
 __all__ = ["Scenario", "Workload", "Fault", "Promise", "load_scenario", "load_scenario_text", "builtin_scenarios",
            "resolve_scenario", "BUILTINS", "FAULT_KINDS", "PROMISE_KINDS", "TRIGGERS", "CORRUPT_KINDS",
-           "AT_START_KINDS", "DURATION_KINDS", "COLLECTOR_KINDS", "ENGINE_KINDS"]
+           "AT_START_KINDS", "DURATION_KINDS", "COLLECTOR_KINDS", "ENGINE_KINDS", "DB_FAULTS", "MIOPEN_PROMISES",
+           "MIOPEN_STATUSES", "RELEASED_KINDS"]
 
 #: Built-in workloads (``[workload] builtin = ...``), each in ``_workload``.
-BUILTINS = ("launch_loop", "async_pipeline", "graph_loop", "dfx_synthetic", "replay_loop")
+BUILTINS = ("launch_loop", "async_pipeline", "graph_loop", "dfx_synthetic", "replay_loop", "miopen")
 #: Fault kinds of this slice.
 FAULT_KINDS = ("kill", "stop", "corrupt_header", "shrink_pool", "stall_engine", "corrupt_kernel_object",
                "corrupt_kernarg", "corrupt_dependency", "corrupt_read_index", "corrupt_doorbell", "memory_pressure",
-               "slow_collector", "stall_shard", "slow_wakeup", "corrupt_ready_entry")
+               "slow_collector", "stall_shard", "slow_wakeup", "corrupt_ready_entry", "miopen_db")
 #: Corruptions of the workload's queue (``_corrupt``): target omitted or ``workload``, ``queue`` says which.
 CORRUPT_KINDS = ("corrupt_header", "corrupt_kernel_object", "corrupt_kernarg", "corrupt_dependency",
                  "corrupt_read_index", "corrupt_doorbell")
@@ -39,19 +40,33 @@ CORRUPT_KINDS = ("corrupt_header", "corrupt_kernel_object", "corrupt_kernarg", "
 AT_START_KINDS = ("shrink_pool", "memory_pressure")
 #: Kinds that last ``duration_s`` (required).
 DURATION_KINDS = ("stop", "stall_engine", "slow_collector", "stall_shard", "slow_wakeup")
+#: ``miopen_db``'s ``how``: ``hostside.miopen._kerndb.FAULTS``, and the ``miopenStatus_t`` names a
+#: ``miopen_error`` promise may expect. Written out, not imported: only the processes that touch a binary
+#: cache import ``hostside.miopen`` (``_miopen``); tests/scenarios/test_run_miopen.py checks they agree.
+DB_FAULTS = ("malformed_file", "md5_mismatch", "locked", "readonly_dir")
+MIOPEN_STATUSES = ("miopenStatusSuccess", "miopenStatusNotInitialized", "miopenStatusInvalidValue",
+                   "miopenStatusBadParm", "miopenStatusAllocFailed", "miopenStatusInternalError",
+                   "miopenStatusNotImplemented", "miopenStatusUnknownError", "miopenStatusUnsupportedOp",
+                   "miopenStatusGpuOperationsSkipped", "miopenStatusVersionMismatch")
+#: Kinds that may last ``duration_s`` (then released; without it, released when the workload has ended).
+RELEASED_KINDS = ("miopen_db",)
 #: Kinds that act on one engine of a command processor (target ``cp<i>``, ``engine``).
 ENGINE_KINDS = ("stall_engine", "slow_wakeup")
 #: Kinds that act on the DFX collector (target omitted or ``collector``; profiling must be on).
 COLLECTOR_KINDS = ("slow_collector", "stall_shard", "corrupt_ready_entry")
 #: What a fault's ``when`` can be (exactly one of them, except for the kinds applied at start): a time,
 #: a count, or an event (``on_lane_stall``: DFX lane i's first stall, as its lane_status counts it;
-#: ``on_replay_window``: the workload entered its n-th replay window, 1-based).
-TRIGGERS = ("at_s", "after_dispatches", "after_records", "on_lane_stall", "on_replay_window")
+#: ``on_replay_window``: the workload entered its n-th replay window, 1-based; ``after_calls``: the
+#: workload's n-th MIOpen call ended, from its ``miopen_call`` events).
+TRIGGERS = ("at_s", "after_dispatches", "after_records", "on_lane_stall", "on_replay_window", "after_calls")
 #: Promise kinds (``_promises``).
 PROMISE_KINDS = ("host_error", "no_host_error", "workload_completes", "role_dead", "roles_alive",
                  "others_served", "probe_served", "reclaimed", "queue_error", "dfx_balanced", "dfx_no_loss",
                  "engine_stalled", "roles_exit", "segments_removed", "dfx_lanes_stalled", "dfx_drops_counted",
-                 "shard_stalled", "latency_rose", "dfx_loss_reported")
+                 "shard_stalled", "latency_rose", "dfx_loss_reported", "miopen_error", "miopen_no_error",
+                 "miopen_busy_waits", "miopen_recovered", "miopen_others_served")
+#: Promise kinds about a workload's MIOpen calls (``_promises_miopen``).
+MIOPEN_PROMISES = ("miopen_error", "miopen_no_error", "miopen_busy_waits", "miopen_recovered", "miopen_others_served")
 _ROLE = r"^(workload|collector|supervisor|cp(0|[1-9][0-9]*)|lane(0|[1-9][0-9]*))$"
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0)]
@@ -83,6 +98,11 @@ class Workload(_Strict):
     passes: int = Field(2, ge=2, le=16)            # replay_loop: replay passes per dispatch
     wait_timeout_s: Seconds = 10.0                 # HDEMU_WAIT_TIMEOUT_S of the workload
     timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 60.0   # the run's bound
+    # miopen: the x shapes pooled (NCHW or NCDHW), backward calls too, the binary cache's busy limit
+    shapes: list[Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=4, max_length=5)]] = Field(
+        default_factory=lambda: [[2, 4, 8, 8]], min_length=1, max_length=8)
+    backward: bool = True
+    db_busy_limit_s: Seconds = 30.0                # HDEMU_MIOPEN_DB_BUSY_LIMIT_S (MIOpen waits 30 s)
 
     @model_validator(mode="after")
     def _one_source(self):
@@ -90,6 +110,14 @@ class Workload(_Strict):
         if len(given) != 1:
             raise _bad("needs exactly one of builtin, entry, program" + (f" (given: {', '.join(given)})"
                                                                         if given else ""))
+        for i, sh in enumerate(self.shapes):
+            if min(sh[2:]) < 2:
+                raise _bad(f"shapes[{i}] {sh}: every spatial length must be at least 2 (the pooling window)")
+            n = 1
+            for v in sh:
+                n *= v
+            if n > 1 << 20:
+                raise _bad(f"shapes[{i}] {sh} has {n} elements, more than {1 << 20}")
         return self
 
 
@@ -102,6 +130,7 @@ class Fault(_Strict):
     after_records: Optional[Count] = None
     on_lane_stall: Optional[Count] = None          # the DFX lane whose first stall triggers it
     on_replay_window: Optional[Annotated[int, Field(ge=1)]] = None   # the n-th replay window (1-based)
+    after_calls: Optional[Annotated[int, Field(ge=1)]] = None        # the workload's n-th MIOpen call ended
     duration_s: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = None
     queue: int = Field(0, ge=0)                    # corrupt_header: the workload's n-th AQL queue
     packet_type: int = Field(4, ge=0, le=255)      # corrupt_header: the type written (4 = AGENT_DISPATCH)
@@ -112,6 +141,7 @@ class Fault(_Strict):
     delay_s: Optional[Annotated[float, Field(gt=0, le=1.0, allow_inf_nan=False)]] = None   # slow_collector, slow_wakeup
     shard: int = Field(0, ge=0)                    # stall_shard: the collector's drain shard
     field: Optional[Literal[READY_FIELDS]] = None  # corrupt_ready_entry: the ready_entry field changed
+    how: Optional[Literal[DB_FAULTS]] = None       # miopen_db: what is done to the binary cache (_kerndb)
 
     @model_validator(mode="after")
     def _shape(self):
@@ -123,7 +153,7 @@ class Fault(_Strict):
             raise _bad(f"needs exactly one of {', '.join(TRIGGERS)}" + (f" (given: {', '.join(when)})" if when else ""))
         if self.kind in DURATION_KINDS and self.duration_s is None:
             raise _bad(f"duration_s is required for kind {self.kind!r}")
-        if self.kind not in DURATION_KINDS and self.duration_s is not None:
+        if self.kind not in DURATION_KINDS + RELEASED_KINDS and self.duration_s is not None:
             raise _bad(f"duration_s does not apply to kind {self.kind!r}")
         if self.kind in ("kill", "stop") and self.target is None:
             raise _bad(f"target is required for kind {self.kind!r} (workload, cp<i>, lane<i>, collector or "
@@ -140,6 +170,12 @@ class Fault(_Strict):
             raise _bad(f"kind {self.kind!r} needs delay_s (seconds " + ("per buffer drained)" if self.kind ==
                        "slow_collector" else "per wake-up)") if self.delay_s is None
                        else f"delay_s does not apply to kind {self.kind!r}")
+        if self.kind == "miopen_db" and self.how is None:
+            raise _bad(f"kind 'miopen_db' needs how (one of {', '.join(map(repr, DB_FAULTS))})")
+        if self.how is not None and self.kind != "miopen_db":
+            raise _bad(f"how does not apply to kind {self.kind!r}")
+        if self.kind == "miopen_db" and self.target not in (None, "workload"):
+            raise _bad("target of kind 'miopen_db' is the workload's MIOpen binary cache: omit it or say 'workload'")
         if self.field is not None and self.kind != "corrupt_ready_entry":
             raise _bad(f"field does not apply to kind {self.kind!r}")
         if self.kind == "shrink_pool" and self.target is not None:
@@ -161,15 +197,17 @@ class Promise(_Strict):
     """One ``[[promise]]``: a kind and its parameters (see docs/FAULTS.md)."""
     kind: Literal[PROMISE_KINDS]
     fault: int = Field(0, ge=0)                    # the fault it is about (index into [[fault]])
-    error: Optional[str] = None                    # host_error: the hipError_t name
+    error: Optional[str] = None                    # host_error: the hipError_t name; miopen_error: in the message
     within_s: Optional[Seconds] = None             # host_error, reclaimed: the bound
     roles: list[Annotated[str, Field(pattern=_ROLE)]] = Field(default_factory=list)   # roles_alive
     role: Optional[Annotated[str, Field(pattern=_ROLE)]] = None                       # role_dead
-    status: Optional[str] = None                   # queue_error: the HSA status name
+    status: Optional[str] = None                   # queue_error: the HSA status name; miopen_error: miopenStatus_t
     description: str = ""
 
     @model_validator(mode="after")
     def _params(self):
+        if self.kind == "miopen_error" and self.error is None:
+            raise _bad("kind 'miopen_error' needs error (a part of the message, e.g. \"Possible database corruption\")")
         if self.kind == "host_error" and (self.error is None or self.within_s is None):
             raise _bad("kind 'host_error' needs error and within_s")
         if self.kind == "roles_exit" and self.within_s is None:
@@ -259,6 +297,14 @@ def _cross_check(sc: Scenario, cfg: dict) -> list[str]:
         elif f.kind == "stall_shard" and f.shard >= min(prof["drain_shards"], threads):
             errs.append(f"fault[{i}].shard must be below {min(prof['drain_shards'], threads)} (the collector's drain "
                         f"shards: drain_shards, at most one per AICPU thread), not {f.shard}")
+        uses_miopen = sc.workload.builtin in ("miopen", None)   # the builtin, or a user's code that says so
+        if f.after_calls is not None and not uses_miopen:
+            errs.append(f"fault[{i}].after_calls needs a workload that makes MIOpen calls (builtin 'miopen', or a "
+                        f"user's entry/program recording 'miopen_call' events)")
+        if f.kind == "miopen_db" and not uses_miopen:
+            errs.append(f"fault[{i}] (miopen_db) acts on the workload's MIOpen binary cache: builtin 'miopen' (or a "
+                        f"user's entry/program recording a 'miopen_db' event with its .ukdb path), not "
+                        f"{sc.workload.builtin!r}")
         if f.kind in ENGINE_KINDS and f.engine > cfg["engines"]:
             errs.append(f"fault[{i}].engine must be at most {cfg['engines']} (engines; {cfg['engines']} is the "
                         f"SDMA engine), not {f.engine}")
@@ -267,7 +313,8 @@ def _cross_check(sc: Scenario, cfg: dict) -> list[str]:
                         f"{cfg['agents']} agent(s)")
     for i, p in enumerate(sc.promise):
         about_fault = p.kind in ("host_error", "role_dead", "others_served", "reclaimed", "queue_error",
-                                 "engine_stalled", "roles_exit", "shard_stalled", "latency_rose", "dfx_loss_reported")
+                                 "engine_stalled", "roles_exit", "shard_stalled", "latency_rose", "dfx_loss_reported",
+                                 "miopen_error", "miopen_busy_waits", "miopen_recovered", "miopen_others_served")
         if about_fault and p.fault >= len(sc.fault):
             errs.append(f"promise[{i}].fault must name one of the {len(sc.fault)} [[fault]] entries, not {p.fault}")
         role_ok(f"promise[{i}].role", p.role)
@@ -282,6 +329,22 @@ def _cross_check(sc: Scenario, cfg: dict) -> list[str]:
         if p.kind == "dfx_loss_reported" and p.fault < len(sc.fault) and sc.fault[p.fault].kind != "corrupt_ready_entry":
             errs.append(f"promise[{i}] (dfx_loss_reported) is about a corrupt_ready_entry fault, not "
                         f"{sc.fault[p.fault].kind!r}")
+        about = sc.fault[p.fault] if about_fault and p.fault < len(sc.fault) else None
+        if p.kind in ("miopen_busy_waits", "miopen_recovered") and about is not None:
+            if about.kind != "miopen_db":
+                errs.append(f"promise[{i}] ({p.kind}) is about a miopen_db fault, not {about.kind!r}")
+            elif p.kind == "miopen_busy_waits" and about.how != "locked":
+                errs.append(f"promise[{i}] (miopen_busy_waits) is about a miopen_db fault with how = 'locked', not "
+                            f"{about.how!r}")
+            elif p.kind == "miopen_recovered" and about.duration_s is None:
+                errs.append(f"promise[{i}] (miopen_recovered) is about a fault that is released: fault[{p.fault}] "
+                            f"needs duration_s")
+        if p.kind == "miopen_error" and p.status is not None and p.status not in MIOPEN_STATUSES:
+            errs.append(f"promise[{i}].status must be a miopenStatus_t name such as 'miopenStatusInternalError', not "
+                        f"{p.status!r}")
+        if p.kind in MIOPEN_PROMISES and sc.workload.builtin not in ("miopen", None):
+            errs.append(f"promise[{i}] ({p.kind}) is about MIOpen calls: the workload must be builtin 'miopen' (or a "
+                        f"user's entry/program recording 'miopen_call' events), not {sc.workload.builtin!r}")
         if (p.kind.startswith("dfx_") or p.kind == "shard_stalled") and not prof["enabled"]:
             errs.append(f"promise[{i}] ({p.kind}) needs [platform.profiling] enabled = true")
     if sc.workload.builtin == "dfx_synthetic" and (not prof["enabled"] or prof["mode"] != "synthetic"):

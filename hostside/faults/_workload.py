@@ -2,7 +2,8 @@
 starts it with ``HDEMU_PLATFORM`` set to the scenario's platform).
 
 It runs one built-in workload (``launch_loop``, ``async_pipeline``, ``graph_loop``, ``dfx_synthetic``,
-``replay_loop``),
+``replay_loop``; ``miopen`` is ``_miopen_load``'s, a process started as ``python -m hostside.faults._miopen_load``
+so that only it imports ``hostside.miopen``),
 a user's ``entry = "module:function"`` (called with an ``Events`` object) or a ``program`` (run as
 ``__main__``), and appends what it observes to EVENTS, one JSON object a line, each stamped with
 ``CLOCK_MONOTONIC`` (``t_ns``, the clock every hdemu process shares): ``start``, ``sync`` (a stream's
@@ -277,14 +278,15 @@ def _user(w: dict, ev: Events) -> bool:
     return True
 
 
-def run_workload(spec_path: str, events_path: str) -> int:
-    """The workload process's main: 0 when it completed and verified, 1 if not (an error recorded)."""
+def run_workload(spec_path: str, events_path: str, builtins: dict | None = None) -> int:
+    """The workload process's main: 0 when it completed and verified, 1 if not (an error recorded).
+    ``builtins``: more built-in workloads by name (``_miopen_load`` passes ``miopen``)."""
     with open(spec_path) as f:
         w = json.load(f)
     ev = Events(events_path)
     ev.record("start", pid=os.getpid())
     try:
-        ok = (_BUILTINS[w["builtin"]] if w["builtin"] else _user)(w, ev)
+        ok = ({**_BUILTINS, **(builtins or {})}[w["builtin"]] if w["builtin"] else _user)(w, ev)
     except hip.HipError as exc:
         ev.error(exc)
         ok = False

@@ -40,7 +40,8 @@ def test_every_shipped_scenario_loads_and_has_a_fault_and_a_promise():
         kinds |= {f.kind for f in sc.fault}
     assert kinds == {"kill", "stop", "corrupt_header", "shrink_pool", "stall_engine", "corrupt_kernel_object",
                      "corrupt_kernarg", "corrupt_dependency", "corrupt_read_index", "corrupt_doorbell",
-                     "memory_pressure", "slow_collector", "stall_shard", "slow_wakeup", "corrupt_ready_entry"}
+                     "memory_pressure", "slow_collector", "stall_shard", "slow_wakeup", "corrupt_ready_entry",
+                     "miopen_db"}
     # the supervisor is a target too (a platform under a supervisor process of its own)
     assert {f.target for name in names for f in load_scenario(name)[0].fault} >= {"supervisor", "collector"}
 

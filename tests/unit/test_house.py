@@ -38,7 +38,7 @@ ALLOWED = {
     "hostside.demo": {"shm_layout", "hostside", "hostside.hip", "hostside.hsa", "hostside.platform",
                       "hostside.dfx"},
     "hostside.faults": {"shm_layout", "hostside", "hostside.hip", "hostside.platform", "hostside.replay",
-                        "hostside.dfx"},
+                        "hostside.dfx", "hostside.miopen"},
     "hostside.studies": {"shm_layout", "hostside", "hostside.hip", "hostside.hsa", "hostside.replay",
                          "hostside.platform", "hostside.dfx", "hostside.miopen"},
 }
