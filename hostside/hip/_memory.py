@@ -42,20 +42,7 @@ def hipMalloc(size: int) -> int:
     check_unsafe("hipMalloc")
     if size == 0:
         return 0
-    rt, dev = _st().rt, _current_device()
-    try:
-        return rt.allocate(dev, int(size), L.ALLOC_DEVICE)
-    except HsaError as exc:
-        if exc.status != L.HSA_STATUS_ERROR_OUT_OF_RESOURCES or not OUT_OF_MEMORY_HOOKS:
-            raise
-    for hook in OUT_OF_MEMORY_HOOKS:      # memory that is coming back (hipFreeAsync's pending frees)
-        hook(dev)
-    return rt.allocate(dev, int(size), L.ALLOC_DEVICE)
-
-
-#: Called with the device when a hipMalloc finds it full, before the one retry: what gives memory
-#: back soon registers here (``_ordered``: it waits for the stream-ordered frees still pending).
-OUT_OF_MEMORY_HOOKS: list = []
+    return _st().rt.allocate(_current_device(), int(size), L.ALLOC_DEVICE)
 
 
 @_api

@@ -23,7 +23,7 @@ from shm_layout import layouts as L
 from ..hsa import HsaError
 from ._context import _get_stream, _resolve, _st
 from ._errors import _api, _raise, hipError_t
-from ._memory import OUT_OF_MEMORY_HOOKS, hipFree
+from ._memory import hipFree
 from ._order import fresh_signal, sweep_buried
 
 __all__ = ["hipMemPool_t", "hipMemPoolAttr", "hipMemPoolReuseFollowEventDependencies",
@@ -150,16 +150,6 @@ def _wait_frees(o: _Ordered, device: int) -> None:
             except HsaError:        # that stream failed: its free is reaped as passed
                 pass
     _reap(o)
-
-
-def _wait_frees_for_malloc(device: int) -> None:
-    """hipMalloc found ``device`` full: the frees still pending on it come back first (once waited)."""
-    o = _ord()
-    if o.frees:
-        _wait_frees(o, device)
-
-
-OUT_OF_MEMORY_HOOKS.append(_wait_frees_for_malloc)
 
 
 def _stream_arg(stream, api: str):

@@ -372,21 +372,6 @@ def test_malloc_async_waits_for_pending_frees_when_full(mod, stream):
     hip.hipDeviceSynchronize()
 
 
-def test_malloc_waits_for_pending_async_frees_when_full(mod, stream):
-    """hipMalloc, too, finds a device full of blocks freed by hipFreeAsync but not yet passed: it
-    waits for those frees (they come back once the stream passes them) instead of failing."""
-    free, _total = hip.hipMemGetInfo()
-    big = (free * 2 // 3) & ~0xFFFF
-    with Gate(mod) as gate:
-        a = hip.hipMallocAsync(big, stream)
-        gate.launch(stream)
-        hip.hipFreeAsync(a, stream)                 # pending behind the gate
-        gate.open()                                 # the free passes soon; hipMalloc must wait for it
-        b = hip.hipMalloc(big)
-    hip.hipFree(b)
-    hip.hipDeviceSynchronize()
-
-
 def test_malloc_free_async_errors_and_pool_attributes(mod, stream):
     expect(E.hipErrorInvalidValue, hip.hipFreeAsync, 0, stream)
     p = hip.hipMallocAsync(1000, stream)
