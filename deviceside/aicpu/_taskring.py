@@ -2,8 +2,9 @@
 
 One single-producer, single-consumer ring per (agent, AQL engine) in the ``dfxctl`` segment
 (``shm_layout.dfx.task_ring_header``, then ``TASK_RING`` ``task_event``s); ring ``r`` is consumed by
-AICPU thread ``r % T``. The CP engine writes the event, then advances ``tail`` and notifies the
-thread's wake word; the thread reads events up to ``tail`` and advances ``head``. A full ring never
+AICPU thread ``r % T``. The CP engine writes the event, then advances ``tail``, and notifies the
+thread's wake word at once if its last notify is ``WAKE_EVERY_NS`` old, else once after its pass over
+its queues (``wake``); the thread reads events up to ``tail`` and advances ``head``. A full ring never
 blocks the GPU: the event is dropped and counted in ``dropped``, which the lane statistics report.
 Once the supervisor has marked the consuming lane dead (its role entry), every later event is
 counted in ``dropped`` too, instead of waiting in a ring nobody reads (the events left unread at its
@@ -19,6 +20,8 @@ previous id is 0 follows packet 0).
 consumer is ``AicpuThread.poll_tasks``. Both use the word indices and the event struct below.
 """
 from __future__ import annotations
+
+import time
 
 from shm_layout import dfx as D
 from shm_layout import layouts as L
@@ -46,6 +49,8 @@ _ROLE_WORDS32 = L.role_entry.itemsize // 4
 _ROLES32 = L.BOOT_ROLES_OFF // 4
 assert L.role_entry.itemsize % 4 == 0 and L.BOOT_ROLES_OFF % 4 == 0
 _RING = D.TASK_RING
+#: ``emit`` notifies the consumer itself when its last notify is this old (else the pass's ``wake``).
+WAKE_EVERY_NS = 1_000_000
 
 
 def _lane_role(pm, lane: int):
@@ -74,6 +79,8 @@ class TaskRings:
             role = _lane_role(pm, g.lane_of_thread(t))
             self.rings.append((base + EVENTS_OFF, base // 8, Notifier(self.ctl.addr + g.wake_word_off(t)),
                                -1 if role is None else _ROLES32 + role * _ROLE_WORDS32 + _ROLE_STATE32))
+        self.unwoken = [False] * n_engines     # per engine: events published since its consumer's last notify
+        self.woke_ns = [0] * n_engines         # per engine: when that notify was (CLOCK_MONOTONIC ns)
 
     def emit(self, engine, did, kobj, start, end, fetch, prev, grid, karg: bytes, ptype: int) -> bool:
         """Publish one executed packet on ``engine``'s ring; False when it was dropped (ring full, or
@@ -91,5 +98,21 @@ class TaskRings:
         EVENT.pack_into(self.buf, events + (tail % _RING) * EVENT_BYTES, did, kobj, start, end, fetch,
                         prev, grid[0], grid[1], grid[2], len(karg), ptype, karg)
         c64[hi + TAIL] = tail + 1
-        wake()
+        if end - self.woke_ns[engine] >= WAKE_EVERY_NS:     # the packet's end time is the clock
+            self.woke_ns[engine] = end
+            self.unwoken[engine] = False
+            wake()
+        else:
+            self.unwoken[engine] = True
         return True
+
+    def wake(self, engine: int) -> None:
+        """Notify the consumer of ``engine``'s ring if events were published since its last notify.
+        ``emit`` notifies at once when the last notify is ``WAKE_EVERY_NS`` old, else leaves it to this
+        call, which the engine makes after each pass over its queues: a stream of short packets costs
+        one notify a pass or a millisecond, not one a packet (the consumer takes events in batches),
+        and an event waits for its notify no longer than the packets after it in that pass."""
+        if self.unwoken[engine]:
+            self.unwoken[engine] = False
+            self.woke_ns[engine] = time.monotonic_ns()
+            self.rings[engine][2]()

@@ -243,6 +243,7 @@ class CommandProcessor:
         i_gen = _QTG64                      # the agent header is at offset 0 of the agent segment
         process = eng.process_queue
         ready = eng.ready
+        dfx = self.dfx if not sdma else None
         last_work = 0.0
         gen_seen = -1
         queues: list[QueueState] = []
@@ -271,6 +272,8 @@ class CommandProcessor:
             done = 0
             for qs in queues:
                 done += process(qs)
+            if dfx is not None:
+                dfx.wake(engine)            # the lane's task ring: one notify a pass, not one a packet
             if done:
                 a64[i_busy] = (a64[i_busy] + time.monotonic_ns() - t0) & U64_MAX
                 a64[i_packets] = (a64[i_packets] + done) & U64_MAX

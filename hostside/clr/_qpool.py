@@ -5,7 +5,8 @@ program may create any number of streams, as on a real GPU: ROCclr hands out at 
 ``GPU_MAX_HW_QUEUES`` hardware queues per device and lets further streams share them. Here a stream
 gets a queue of its own while the agent has free slots and the process holds fewer than half of them
 (other processes on the platform need queues too), and shares the least-used queue of its kind that
-this process already has after that (``QueuePool.acquire``). One slot is kept free for the process's
+this process already has after that, an idle one (nothing in flight) before a busy one
+(``QueuePool.acquire``). One slot is kept free for the process's
 first SDMA queue on the agent, so a stream that copies can always get one.
 
 A shared queue is correct because every writer of a queue takes its lock (an RLock) for the whole
@@ -65,7 +66,8 @@ class QueuePool:
 
     def acquire(self, agent: int, kind: int, size: int) -> Queue:
         """A queue of ``kind`` on ``agent`` for one more stream: a new one while slots remain, else
-        the least-used healthy one of this process (HsaError OUT_OF_RESOURCES when it has none)."""
+        the least-used healthy one of this process, an idle one (nothing in flight) first (HsaError
+        OUT_OF_RESOURCES when it has none)."""
         with self.lock:
             if self._may_create(agent, kind):
                 try:
@@ -84,7 +86,9 @@ class QueuePool:
                                f"agent {agent} has no queue slot for this process (max_queues="
                                f"{self.rt.pm.topo.max_queues}, {self._free_slots(agent)} free, a process takes at "
                                f"most half) and the process has no healthy {what} queue on it to share")
-            q = min(mine, key=self.refs.__getitem__)
+            # the least-used one, an idle one first: a stream that shares a busy queue waits behind its
+            # work (a long kernel, a parked barrier, a kernel gated by the host), an idle one costs nothing
+            q = min(mine, key=lambda c: (c.a64[c.i_read] < c.next_id, self.refs[c]))
             self.refs[q] += 1
             return q
 

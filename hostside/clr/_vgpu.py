@@ -58,6 +58,7 @@ import numpy as np
 
 from shm_layout import aql as A
 from shm_layout import layouts as L
+from shm_layout.sync import wait_until
 from shm_layout.trace import EV_LAUNCH_RUNG
 
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Runtime
@@ -74,6 +75,10 @@ SIGNALS_PER_STREAM = 256
 #: A ring stops growing before SIGNALS_PER_STREAM when its process holds half of the platform's
 #: signals, but never below this many slots (``_peek_signal``).
 _RING_MIN = 16
+#: Backpressure (``_drain_wait``): at most this long, after this long a spin; rings below the minimum skip it.
+BACKPRESSURE_WAIT_S = 2e-3
+BACKPRESSURE_SPIN_S = 20e-6
+_BACKPRESSURE_MIN = 16
 #: Bytes of a staging buffer for pageable copies (copied in chunks of half of it; the process's
 #: buffers are lent per copy, ``_qpool.StagingPool``); less, down to _STAGING_MIN, when the pool is short
 STAGING_BYTES = 1 << 20
@@ -192,15 +197,27 @@ class VirtualGPU:
         i = self.sig_next
         j = i + 1 if i + 1 < self.ring_cap else 0
         s64 = self.rt.s64
-        if s64[s._i]:
-            self.sync_signal(s)
-        if j < len(sigs):
-            n = sigs[j]
-            if s64[n._i]:
+        n = sigs[j] if j < len(sigs) else None
+        if s64[s._i] or (n is not None and s64[n._i]):
+            if self.ring_cap == len(sigs) >= _BACKPRESSURE_MIN:
+                self._drain_wait(sigs[(i + self.ring_cap // 4) % self.ring_cap])
+            if s64[s._i]:
+                self.sync_signal(s)
+            if n is not None and s64[n._i]:
                 self.sync_signal(n)
         self.sig_next = j
         s.store_relaxed_nowake(1)
         return s
+
+    def _drain_wait(self, far) -> None:
+        """Backpressure (the host is a ring ahead): sleep until ``far``, the signal a quarter ring on
+        (a later command), reads 0, for at most ``BACKPRESSURE_WAIT_S``, instead of spinning for one
+        command after another; the bound keeps a command only the host can let through (a gate it
+        opens later) from holding it up. The caller then waits for the slot itself."""
+        self.flush()
+        s64, i = self._s64, far._i
+        wait_until(lambda: not s64[i], far.addr + L.SIG_WAKE, BACKPRESSURE_WAIT_S, spin_s=BACKPRESSURE_SPIN_S,
+                   slice_s=BACKPRESSURE_WAIT_S, check=self.check)
 
     def _next_signal(self):
         """The next completion signal of the ring, set to 1 (waits while the rule forbids reusing it)."""

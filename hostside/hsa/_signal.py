@@ -6,6 +6,7 @@ devices after each ``WAIT_SLICE_S`` slice.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 
@@ -39,6 +40,8 @@ _W_START = L.word_of(L.signal_slot, "start_ts")
 _W_END = L.word_of(L.signal_slot, "end_ts")
 _SLOT_WORDS = L.signal_slot.itemsize // 8
 _OFF_OWNER = L.offset_of(L.signal_slot, "owner")
+#: Slots after the cursor a claim looks at before it scans the whole table.
+_CLAIM_WINDOW = 64
 
 
 def _signed(v: int) -> int:
@@ -132,12 +135,21 @@ class SignalPool:
         n = self.rt.pm.topo.n_signals
         me = L.own_word(os.getpid(), L.OWN_ALLOCATED)
         owners = self.rt.pm.signals["owner"]
+        # the slots right after the cursor first (the common case: a ring growing one signal at a
+        # time), then the whole table; candidates are tried lazily, each by cas
+        c = self.cursor
+        near = np.flatnonzero(owners[c:c + _CLAIM_WINDOW] == 0)
+        for j in near:
+            slot = c + int(j)
+            if cas(self.rt.pm.signal_addr(slot) + _OFF_OWNER, 0, me):
+                self.cursor = (slot + 1) % n
+                return slot
         for _ in range(2):
             free = np.flatnonzero(owners == 0)
             if not len(free):
                 break
-            start = np.searchsorted(free, self.cursor)
-            for j in list(range(start, len(free))) + list(range(0, start)):
+            start = int(np.searchsorted(free, self.cursor))
+            for j in itertools.chain(range(start, len(free)), range(0, start)):
                 slot = int(free[j])
                 if cas(self.rt.pm.signal_addr(slot) + _OFF_OWNER, 0, me):
                     self.cursor = (slot + 1) % n

@@ -1,5 +1,7 @@
 """The task ring between a CP engine (producer, ``TaskRings.emit``) and its AICPU thread (consumer,
 ``AicpuThread.poll_tasks``), both laid out by ``shm_layout.dfx.task_ring_header`` / ``task_event``."""
+import time
+
 import numpy as np
 import pytest
 
@@ -54,3 +56,34 @@ def test_full_ring_drops_and_counts_without_blocking(lane):
     assert not rings.emit(0, 1, 0, 0, 0, 0, 0, (1, 1, 1), b"", A.HSA_PACKET_TYPE_BARRIER_AND)
     assert int(hdr["dropped"]) == 1 and int(hdr["tail"]) == D.TASK_RING
     assert np.all(lane.ctl.view(D.task_event, lane.g.task_ring_off(0) + D.task_ring_header.itemsize, 1)["did"] == 0)
+
+
+def test_the_consumer_is_woken_once_per_pass_and_only_after_events(lane):
+    """Within ``WAKE_EVERY_NS`` of the last notify, ``emit`` publishes without one; ``wake`` (the
+    engine's, after each pass over its queues) notifies the consumer's wake word once for everything
+    published since. Past it, ``emit`` notifies at once (long packets are not held to a pass)."""
+    from deviceside.aicpu._taskring import WAKE_EVERY_NS
+    rings = TaskRings(lane.pm, lane.g, 0, 1)
+    now = time.monotonic_ns()
+    rings.woke_ns[0] = now
+    off = lane.g.wake_word_off(lane.g.thread_of_ring(0))
+    words = np.frombuffer(lane.ctl.buf, np.uint32, count=2, offset=off)     # (seq, waiters)
+    words[1] = 1                                   # as if the thread slept there
+    try:
+        seq = int(words[0])
+        rings.wake(0)
+        assert int(words[0]) == seq                # nothing published: no wake-up
+        for i in range(3):                         # end times within WAKE_EVERY_NS of the last notify
+            assert rings.emit(0, i + 1, 0, now, now + i, 0, i, (1, 1, 1), b"", A.HSA_PACKET_TYPE_KERNEL_DISPATCH)
+        assert int(words[0]) == seq                # publishing alone wakes nobody
+        rings.wake(0)
+        assert int(words[0]) == seq + 1            # one wake-up for the three events
+        rings.wake(0)
+        assert int(words[0]) == seq + 1
+        late = rings.woke_ns[0] + WAKE_EVERY_NS    # a packet that ended that long after the notify
+        assert rings.emit(0, 9, 0, late, late, 0, 3, (1, 1, 1), b"", A.HSA_PACKET_TYPE_KERNEL_DISPATCH)
+        assert int(words[0]) == seq + 2            # notified at once
+        rings.wake(0)
+        assert int(words[0]) == seq + 2            # and nothing left for the pass
+    finally:
+        words[1] = 0

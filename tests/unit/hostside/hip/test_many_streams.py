@@ -147,3 +147,35 @@ def test_pageable_copies_share_the_processes_staging_buffers(mod):
         hip.hipStreamDestroy(s)
     for d in dev:
         hip.hipFree(d)
+
+
+
+def test_a_stream_past_the_slots_shares_an_idle_queue_not_a_busy_one(mod):
+    """Once the process holds all the slots it may, a new stream shares the least-used queue with
+    nothing in flight: behind a busy queue's kernel (here one that the host opens later) it would wait
+    for work that is not its own."""
+    from tests.upstream.hipkit import Gate
+    streams = [hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking) for _ in range(16)]
+    pool = pool_of(runtime())
+    b = hip.hipMalloc(4 * N)
+    try:
+        assert max(pool.sharers(s.vgpu.queue) for s in streams) > 1      # past the slots: shared
+        queues = {s.vgpu.queue for s in streams}
+        # the queue a new stream would take if idleness did not count: the least-used, lowest first
+        busy = min(queues, key=lambda q: (pool.sharers(q), list(pool.refs).index(q)))
+        with Gate(mod, limit_s=20.0) as gate:
+            gate.launch(next(s for s in streams if s.vgpu.queue is busy))
+            other = hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking)
+            try:
+                q = other.vgpu.queue
+                assert q is not busy and q.a64[q.i_read] == q.next_id          # an idle one
+                gate.open()
+                launch(mod, "set_value", [b, 7, N], other, n=N)
+                hip.hipStreamSynchronize(other)
+                assert (read(b) == 7).all()
+            finally:
+                hip.hipStreamDestroy(other)
+    finally:
+        for s in streams:
+            hip.hipStreamDestroy(s)
+        hip.hipFree(b)
