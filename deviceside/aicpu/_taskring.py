@@ -81,6 +81,7 @@ class TaskRings:
                                -1 if role is None else _ROLES32 + role * _ROLE_WORDS32 + _ROLE_STATE32))
         self.unwoken = [False] * n_engines     # per engine: events published since its consumer's last notify
         self.woke_ns = [0] * n_engines         # per engine: when that notify was (CLOCK_MONOTONIC ns)
+        self.heads = [0] * n_engines           # per engine: its ring's head, as last read
 
     def emit(self, engine, did, kobj, start, end, fetch, prev, grid, karg: bytes, ptype: int) -> bool:
         """Publish one executed packet on ``engine``'s ring; False when it was dropped (ring full, or
@@ -90,7 +91,11 @@ class TaskRings:
         events, hi, wake, i_role = self.rings[engine]
         c64 = self.c64
         tail = c64[hi + TAIL]
-        if tail - c64[hi + HEAD] >= _RING or (i_role >= 0 and self.boot32[i_role] == L.ROLE_DEAD):
+        # the consumer's head as last read: read again only when the ring looks full by it (the
+        # consumer's cache line stays where it is while the ring has room)
+        if tail - self.heads[engine] >= _RING:
+            self.heads[engine] = c64[hi + HEAD]
+        if tail - self.heads[engine] >= _RING or (i_role >= 0 and self.boot32[i_role] == L.ROLE_DEAD):
             c64[hi + DROPPED] = (c64[hi + DROPPED] + 1) & 0xFFFFFFFFFFFFFFFF
             return False
         if prev == 0 and not 0 < did < _QUEUE0_END:

@@ -25,15 +25,17 @@ from ._gates import COMMON_STALL_WORD, GATE_SPIN_S, GatedThread
 
 __all__ = ["AicpuThread", "TASK_IDLE_SLICE_S", "THREAD_CRASH_EXIT"]
 
-#: Longest sleep of a thread on empty task rings (the command processor's push wakes it at once).
+#: Longest sleep of a thread on empty task rings (the command processor's notify wakes it: at once
+#: after a long packet, else after the engine's pass, ``TaskRings.wake``).
 TASK_IDLE_SLICE_S = 0.25
 #: While tasks flow, a thread that has emptied its rings sleeps this long (without asking to be woken)
 #: before it looks again, so that it takes the next tasks as one batch instead of being woken, at the
 #: price of a syscall in the command processor, for each of them. The longer the nap, the larger the
 #: batch and the less numpy work per event (``on_tasks`` costs some tens of array operations per batch,
-#: whatever its size). The rings hold ``TASK_RING`` events: at 500,000 packets a second on one engine
-#: (more than an engine dispatches) a ring fills in 8 ms, more than this nap.
-TASK_BATCH_S = 5e-3
+#: whatever its size: about 1.9 us per task at 400 tasks a batch, 1.6 at 1,000). The rings hold
+#: ``TASK_RING`` events: at 400,000 packets a second on one engine (some three times what an engine
+#: dispatches) a ring fills in 10 ms, this nap.
+TASK_BATCH_S = 10e-3
 #: From this many events on, a poll turns them into records with whole-array operations (``on_tasks``);
 #: fewer go one by one (``on_task``).
 TASK_BATCH_MIN = 4
