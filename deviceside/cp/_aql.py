@@ -26,10 +26,12 @@ import numpy as np
 from shm_layout import aql as A
 from shm_layout import dfx as D
 from shm_layout import layouts as L
+from shm_layout.coherence import rmb
 
 from ._loader import KernelLoader, LoadedKernel
 from ._memory import MemoryFault
-from ._ring import DISPATCH_INDEX_MASK, U64_MAX, PacketError, QueueState, RingEngine, describe_exception
+from ._ring import (_HEADER_TYPE_MASK, _INVALID, DISPATCH_INDEX_MASK, PACKET_BYTES, U64_MAX, PacketError, QueueState,
+                    RingEngine, describe_exception)
 
 __all__ = ["AqlEngine", "KernelContext", "KernelLoader", "LoadedKernel", "MAX_WORKGROUP_ITEMS", "MAX_GRID_ITEMS"]
 
@@ -225,11 +227,23 @@ class AqlEngine(RingEngine):
             now = time.monotonic()
             if now < qs.parked_until:
                 return 0
+        a16 = self.a16
+        i_doorbell, ring_off, mask = qs.i_doorbell, qs.ring_off, qs.mask
         while done < budget:
-            nxt = self.next_packet(qs)
-            if nxt is None:
+            # next_packet, inline for a published packet (anything else goes through it)
+            idx = qs.read
+            db = a64[i_doorbell]
+            if db == U64_MAX or idx > db:
                 break
-            idx, off, ptype = nxt
+            off = ring_off + (idx & mask) * PACKET_BYTES
+            ptype = a16[off >> 1] & _HEADER_TYPE_MASK
+            if ptype == _INVALID:
+                nxt = self.next_packet(qs)
+                if nxt is None:
+                    break
+                idx, off, ptype = nxt
+            else:
+                rmb()
             try:
                 if ptype == _DISPATCH:
                     self.run_dispatch(qs, idx, off)
@@ -246,8 +260,13 @@ class AqlEngine(RingEngine):
             except BaseException as exc:  # noqa: BLE001 - every packet error is a queue error, never a dead engine
                 self.packet_error(qs, idx, exc, _SIGNAL.unpack_from(self.buf, off + _SIGNAL_OFF)[0])
                 break
-            if not self.retire(qs, idx, off):
+            # retire, inline: INVALID into the header, then the read index (unless the slot changed hands)
+            if a64[qs.i_kindgen] != qs.kindgen:
+                self.check_slot(qs)
                 return done + 1                     # the slot holds another queue now: not its counters
+            a16[off >> 1] = _INVALID
+            qs.read = idx + 1
+            a64[qs.i_read] = idx + 1
             done += 1
         if done:                                   # device counters wrap modulo 2**64 (RingEngine.bump)
             i = qs.i_packets_done

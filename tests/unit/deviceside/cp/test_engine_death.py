@@ -45,12 +45,15 @@ def nasty(ctx):
 
 @kernel("")
 def breaks_engine(ctx):
-    """Break the engine that runs us (a method it calls after the kernel returned): an engine crash."""
+    """Break the engine that runs us (the queue words its next pass reads first, outside any packet's
+    processing): an engine crash."""
     engine = sys._getframe(1).f_locals["self"]
 
-    def boom(*_a):
-        raise SystemExit("the engine's own objects are broken")
-    engine.retire = boom
+    class Broken:
+        def __getitem__(self, _i):
+            raise SystemExit("the engine's own objects are broken")
+        __setitem__ = __getitem__
+    engine.a64 = Broken()
 '''
 EXITS_AT_LOAD = '''
 from shm_layout.kernels import kernel
