@@ -116,6 +116,7 @@ def test_dead_engine_is_visible_and_its_queues_fail_while_the_others_serve(plat)
     victim = RawQueue(plat, engine=1)
     k, sig = co.kernels["breaks_engine"]
     victim.dispatch(k, sig)
+    victim.dispatch(k, sig, ring=False)       # work of the victim still waiting when the engine dies
     wait_for(plat, lambda: engine_states(plat)[1] == L.ENGINE_DEAD, "engine 1 to be marked dead")
     assert int(plat.pm.agents[0].engine_stats["died_ns"][1]) > 0
     assert victim.wait_error() == L.HSA_STATUS_ERROR_FATAL
