@@ -135,11 +135,23 @@ def launch_loop(w: dict, ev: Events) -> bool:
             launched[i] += 1
     if w["threads"]:
         _per_stream_threads(st, launch, launched)
-    while not w["threads"] and st.more():
+    else:
+        _rounds(st, launch, launched)
+    return _verified(st, ctr, launched, ev)
+
+
+def _rounds(st: _Streams, launch, launched) -> None:
+    """Launch rounds on every healthy stream (``launch(i)``, guarded), each synchronised, while the
+    workload runs."""
+    while st.more():
         for i in list(st.healthy):
             st.guard(i, launch, i)
         for i in list(st.healthy):
             st.sync(i, launched=launched[i])
+
+
+def _verified(st: _Streams, ctr, launched, ev: Events) -> bool:
+    """Check each healthy stream's counter against what it launched; record ``done``; the verdict."""
     verified = [None] * len(st.streams)
     for i in list(st.healthy):
         verified[i] = _counter_of(st, i, ctr[i]) == launched[i]
@@ -209,16 +221,8 @@ def graph_loop(w: dict, ev: Events) -> bool:
         for _ in range(w["batch"]):
             hip.hipGraphLaunch(execs[i], st.streams[i])
             launched[i] += w["nodes"]
-    while st.more():
-        for i in list(st.healthy):
-            st.guard(i, launch, i)
-        for i in list(st.healthy):
-            st.sync(i, launched=launched[i])
-    verified = [None] * len(st.streams)
-    for i in list(st.healthy):
-        verified[i] = _counter_of(st, i, ctr[i]) == launched[i]
-    ev.record("done", launched=launched, verified=verified, healthy=st.healthy)
-    return not st.errors and all(verified[i] for i in st.healthy)
+    _rounds(st, launch, launched)
+    return _verified(st, ctr, launched, ev)
 
 
 def dfx_synthetic(w: dict, ev: Events) -> bool:

@@ -10,7 +10,7 @@ import enum
 
 from shm_layout.errors import HdemuError
 
-__all__ = ["miopenStatus_t", "MiopenError"]
+__all__ = ["miopenStatus_t", "MiopenError", "live_descriptor", "set_descriptor"]
 
 
 class miopenStatus_t(enum.IntEnum):
@@ -33,3 +33,20 @@ class MiopenError(HdemuError):
     def __init__(self, status: miopenStatus_t, msg: str):
         self.status = miopenStatus_t(status)
         super().__init__(f"{self.status.name}: {msg}")
+
+
+def live_descriptor(desc, cls: type, what: str):
+    """``desc`` if it is a live (not destroyed) ``cls``, else miopenStatusBadParm naming ``what``."""
+    if type(desc) is not cls:
+        raise MiopenError(miopenStatus_t.miopenStatusBadParm, f"{what} must be a {cls.__name__}, not {desc!r}")
+    if desc.destroyed:
+        raise MiopenError(miopenStatus_t.miopenStatusBadParm, f"{what} was destroyed")
+    return desc
+
+
+def set_descriptor(desc, cls: type, what: str, is_set: bool, setters: str):
+    """``live_descriptor``, and set by one of ``setters`` (``is_set``), else miopenStatusBadParm."""
+    live_descriptor(desc, cls, what)
+    if not is_set:
+        raise MiopenError(miopenStatus_t.miopenStatusBadParm, f"{what} was created but never set ({setters})")
+    return desc

@@ -11,7 +11,7 @@ a window or stride < 1 or a pad < 0 is refused at the set call with miopenStatus
 """
 from __future__ import annotations
 
-from ._errors import MiopenError, miopenStatus_t
+from ._errors import MiopenError, live_descriptor, miopenStatus_t, set_descriptor
 from ._tensor import tensor
 from ._types import (DATA_SIZE, INDEX_SIZE, miopenIndexType_t, miopenPoolingMode_t,
                      miopenPoolingWorkspaceIndexMode_t, enum_value)
@@ -53,19 +53,13 @@ class miopenPoolingDescriptor_t:
 
 
 def pooling(desc, what: str = "poolDesc") -> miopenPoolingDescriptor_t:
-    d = _live(desc, what)
-    if d.mode is None:
-        raise MiopenError(_BAD, f"{what} was created but never set (miopenSet2dPoolingDescriptor / "
-                                f"miopenSetNdPoolingDescriptor)")
-    return d
+    return set_descriptor(desc, miopenPoolingDescriptor_t, what,
+                          type(desc) is miopenPoolingDescriptor_t and desc.mode is not None,
+                          "miopenSet2dPoolingDescriptor / miopenSetNdPoolingDescriptor")
 
 
 def _live(desc, what: str = "poolDesc") -> miopenPoolingDescriptor_t:
-    if type(desc) is not miopenPoolingDescriptor_t:
-        raise MiopenError(_BAD, f"{what} must be a miopenPoolingDescriptor_t, not {desc!r}")
-    if desc.destroyed:
-        raise MiopenError(_BAD, f"{what} was destroyed")
-    return desc
+    return live_descriptor(desc, miopenPoolingDescriptor_t, what)
 
 
 def _ints(values, n: int, what: str) -> tuple[int, ...]:

@@ -8,7 +8,7 @@ is the dimension letters ordered by decreasing stride (ties by decreasing length
 """
 from __future__ import annotations
 
-from ._errors import MiopenError, miopenStatus_t
+from ._errors import MiopenError, live_descriptor, miopenStatus_t, set_descriptor
 from ._types import DATA_SIZE, miopenDataType_t, enum_value
 
 __all__ = ["miopenTensorDescriptor_t", "miopenCreateTensorDescriptor", "miopenSet4dTensorDescriptor",
@@ -122,22 +122,13 @@ def _stable_desc(strides, lens) -> list[int]:
 
 def tensor(desc, what: str = "tensorDesc") -> miopenTensorDescriptor_t:
     """``desc`` as a set, live tensor descriptor, or miopenStatusBadParm naming ``what``."""
-    if type(desc) is not miopenTensorDescriptor_t:
-        raise MiopenError(_BAD, f"{what} must be a miopenTensorDescriptor_t, not {desc!r}")
-    if desc.destroyed:
-        raise MiopenError(_BAD, f"{what} was destroyed")
-    if desc.type is None:
-        raise MiopenError(_BAD, f"{what} was created but never set (miopenSet4dTensorDescriptor / "
-                                f"miopenSetTensorDescriptor)")
-    return desc
+    return set_descriptor(desc, miopenTensorDescriptor_t, what,
+                          type(desc) is miopenTensorDescriptor_t and desc.type is not None,
+                          "miopenSet4dTensorDescriptor / miopenSetTensorDescriptor")
 
 
 def _live(desc, what: str = "tensorDesc") -> miopenTensorDescriptor_t:
-    if type(desc) is not miopenTensorDescriptor_t:
-        raise MiopenError(_BAD, f"{what} must be a miopenTensorDescriptor_t, not {desc!r}")
-    if desc.destroyed:
-        raise MiopenError(_BAD, f"{what} was destroyed")
-    return desc
+    return live_descriptor(desc, miopenTensorDescriptor_t, what)
 
 
 def _int_list(values, what: str, status=_BAD) -> list[int]:
