@@ -8,12 +8,18 @@ judged as a ratio to the physical ceiling measured in the same run: a bare share
 two spinning processes (scripts/_bench_ring.py), the best a Python process can do to hand a 64-byte
 record to another one here.
 
-Figures (all from one run, on the embedded default platform; HDEMU_PLATFORM/HDEMU_CONFIG are ignored):
+Rounds (--repeats, default 3): each round measures a fresh default platform, then the ceiling, then a
+fresh profiled platform, one right after the other, and takes the three target ratios inside the
+round (the machine's speed drifts over seconds: a ratio of figures taken seconds apart carries the
+drift). Each figure and ratio reported is the median over the rounds; each round's ratios are printed
+as it ends. Round 0 alone takes startup_s, idle_cpu_pct_max, the submit and the null-stream figures.
+
+Figures (on the embedded default platform; HDEMU_PLATFORM/HDEMU_CONFIG are ignored):
   startup_s                 first HIP call (which starts the embedded platform) -> module load, launch of
                             an empty kernel, hipStreamSynchronize returned. Measured first, on a cold process.
   launches_per_s            N empty-kernel launches on one stream, then one hipStreamSynchronize;
-                            N / (first launch -> sync return). Throughput of the async submission path.
-                            Median of --repeats such runs (default 3) on the same platform. With N well
+                            N / (first launch -> sync return). Throughput of the async submission path,
+                            one run a round. With N well
                             over a stream's 256 completion signals the host soon runs 254 commands ahead
                             and then waits for the device at every reused signal: this is the pipeline's
                             rate, bounded by the command processor's per-packet work, not the host's.
@@ -55,8 +61,8 @@ Why multiprocessing.Queue is the peer: it is the standard-library way for one Py
 small message to another and get an answer back (pickling, a pipe, a feeder thread, kernel wake-ups).
 A shared-memory dispatch path only earns its complexity if a round trip through it is clearly cheaper
 than that obvious alternative, hence the target roundtrip_p50_us <= mpqueue_roundtrip_p50_us / 5.
-The peers (multiprocessing.Queue, then the bare ring) run after the platforms are torn down, so they get
-a quiet machine (the stricter comparison).
+The peers run while no platform is up, so they get a quiet machine (the stricter comparison): the bare
+ring between a round's two platforms, multiprocessing.Queue once after the rounds.
 
 The last line of output is one JSON object with every figure. Exit status is 0 whether targets are met
 or not: this is a benchmark, not a test.
@@ -89,6 +95,9 @@ PACKET = bytes(range(64))
 #: Launches per burst of the host-side submission figure: fewer than a stream's completion signals
 #: less two (hostside.clr.SIGNALS_PER_STREAM - 2 = 254 commands ahead), so no launch waits for the device
 SUBMIT_BURST = 200
+#: Untimed launches before a throughput run: the stream's signal ring grown, every slot of its 1024-packet
+#: queue and kernarg ring touched twice (a fresh platform's first laps are slower)
+WARMUP_LAUNCHES = 4096
 #: The round trips of the created and of the null stream are taken in this many alternating blocks
 ROUNDTRIP_BLOCKS = 10
 
@@ -144,7 +153,7 @@ def _throughput(hip, f, s, launches: int, repeats: int) -> float:
     """Median over ``repeats`` of: ``launches`` async launches, one sync at the end, N / elapsed.
     The loop calls hipModuleLaunchKernel itself (bound once: no wrapper of the benchmark's own)."""
     launch, sync = hip.hipModuleLaunchKernel, hip.hipStreamSynchronize
-    for _ in range(500):
+    for _ in range(WARMUP_LAUNCHES):
         launch(f, 1, 1, 1, 1, 1, 1, 0, s, [])
     sync(s)
     runs = []
@@ -226,6 +235,16 @@ def bench_platform(hip, launches: int, samples: int, repeats: int) -> dict:
             "idle_cpu_pct_max": idle, "n_devices": len(procs)}
 
 
+def bench_round(hip, launches: int, samples: int) -> dict:
+    """A later round on a fresh default platform: the created stream's throughput and round trip."""
+    f, s = _setup(hip)
+    r = {"launches_per_s": _throughput(hip, f, s, launches, 1)}
+    times = _roundtrips(hip, f, s, samples)
+    r["roundtrip_p50_us"], r["roundtrip_p99_us"] = pct(times, 50), pct(times, 99)
+    hip.hipStreamDestroy(s)
+    return r
+
+
 def bench_profiling(hip, launches: int, repeats: int) -> tuple[float, dict]:
     """launches/s on a second embedded platform with DFX profiling on (real mode, default pools);
     also the collector's accounting (records collected and dropped) after teardown."""
@@ -256,7 +275,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--launches", type=int, default=20000, help="launches in each throughput run (default 20000)")
     ap.add_argument("--samples", type=int, default=3000, help="round trips per latency figure (default 3000)")
-    ap.add_argument("--repeats", type=int, default=3, help="throughput runs, median reported (default 3)")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds, medians reported (default 3)")
     ap.add_argument("--messages", type=int, default=100000,
                     help="records per bare-ring streaming run, best of 3 runs (default 100000)")
     args = ap.parse_args(argv)
@@ -264,29 +283,46 @@ def main(argv=None) -> int:
         os.environ.pop(var, None)
 
     from hostside import hip       # imported before the clock starts: startup is platform start, not import
-    try:
-        r = bench_platform(hip, args.launches, args.samples, args.repeats)
-    finally:
-        hip.hipDeviceReset()
+    # Rounds: each measures the default platform, then the ceiling, then the profiled platform, one
+    # right after the other, and takes its ratios inside the round; the figures reported are the
+    # medians over the rounds (the machine's speed drifts over seconds, so a ratio of two figures
+    # measured seconds apart would carry the drift). Round 0 also takes the startup, null-stream,
+    # submit and idle figures.
+    rounds, accs = [], []
+    for i in range(max(1, args.repeats)):
+        try:
+            fig = (bench_platform(hip, args.launches, args.samples, 1) if i == 0
+                   else bench_round(hip, args.launches, args.samples))
+        finally:
+            hip.hipDeviceReset()
+        fig["bare_messages_per_s"] = _bench_ring.bare_stream(args.messages)
+        fig["bare_roundtrip_p50_us"], fig["bare_roundtrip_p99_us"] = _bench_ring.bare_pingpong(args.samples)
+        try:
+            fig["profiling_launches_per_s"], acc = bench_profiling(hip, args.launches, 1)
+            accs.append(acc)
+        except Exception as exc:       # a benchmark reports, it does not fail
+            print(f"profiling platform failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            fig["profiling_launches_per_s"] = float("nan")
+        fig["roundtrip_vs_bare"] = fig["roundtrip_p50_us"] / fig["bare_roundtrip_p50_us"]
+        fig["launches_vs_bare"] = fig["launches_per_s"] / fig["bare_messages_per_s"]
+        fig["profiling_overhead_ratio"] = fig["profiling_launches_per_s"] / fig["launches_per_s"]
+        rounds.append(fig)
+        print(f"round {i}: " + ", ".join(f"{k} {fig[k]:.3f}" for k in
+                                         ("roundtrip_vs_bare", "launches_vs_bare", "profiling_overhead_ratio")))
+    r = dict(rounds[0])
     n_dev = r.pop("n_devices")
-    acc = {}
-    try:
-        r["profiling_launches_per_s"], acc = bench_profiling(hip, args.launches, args.repeats)
-    except Exception as exc:       # a benchmark reports, it does not fail
-        print(f"profiling platform failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        r["profiling_launches_per_s"] = float("nan")
+    for k in rounds[0]:
+        if k != "n_devices" and all(k in f for f in rounds):
+            r[k] = statistics.median(f[k] for f in rounds)
+    acc = {k: sum(a.get(k, 0) for a in accs) for k in ("total", "collected", "dropped")} if accs else {}
     r["mpqueue_roundtrip_p50_us"] = bench_mpqueue(args.samples)
-    r["bare_roundtrip_p50_us"], r["bare_roundtrip_p99_us"] = _bench_ring.bare_pingpong(args.samples)
-    r["bare_messages_per_s"] = _bench_ring.bare_stream(args.messages)
-    r = {k: round(v, 3) for k, v in r.items()}     # ratios are taken of the figures as reported
-    r["roundtrip_vs_bare"] = r["roundtrip_p50_us"] / r["bare_roundtrip_p50_us"]
-    r["launches_vs_bare"] = r["launches_per_s"] / r["bare_messages_per_s"]
+    r = {k: round(v, 3) for k, v in r.items()}     # the other ratios are taken of the figures as reported
     r["roundtrip_vs_mpqueue"] = r["roundtrip_p50_us"] / r["mpqueue_roundtrip_p50_us"]
-    r["profiling_overhead_ratio"] = r["profiling_launches_per_s"] / r["launches_per_s"]
-    r["submit_vs_bare"] = r["submit_launches_per_s"] / r["bare_messages_per_s"]
-    r["null_stream_launch_ratio"] = r["null_launches_per_s"] / r["launches_per_s"]
-    r["null_stream_submit_ratio"] = r["null_submit_launches_per_s"] / r["submit_launches_per_s"]
-    r["null_stream_roundtrip_ratio"] = r["null_roundtrip_p50_us"] / r["roundtrip_p50_us"]
+    f0 = rounds[0]                 # round 0's own figures for the ratios of what only it measures
+    r["submit_vs_bare"] = f0["submit_launches_per_s"] / f0["bare_messages_per_s"]
+    r["null_stream_launch_ratio"] = f0["null_launches_per_s"] / f0["launches_per_s"]
+    r["null_stream_submit_ratio"] = f0["null_submit_launches_per_s"] / f0["submit_launches_per_s"]
+    r["null_stream_roundtrip_ratio"] = f0["null_roundtrip_p50_us"] / f0["roundtrip_p50_us"]
     r = {k: round(v, 3) for k, v in r.items()}     # targets are judged on the figures as reported
 
     def line(label, value, fmt, target, met):

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from time import monotonic_ns as _now
 
 import numpy as np
 
@@ -324,11 +325,12 @@ class VirtualGPU:
                     if tr is not None:
                         tr.record(L.EV_LAUNCH, qslot, did_base | idx & _DID_INDEX, kobj)
                 else:
-                    if tr is not None:                      # EV_LAUNCH and its EV_DOORBELL in one record
-                        tr.record(EV_LAUNCH_RUNG, qslot, did_base | idx & _DID_INDEX, kobj)
+                    ts = _now() if tr is not None else 0     # EV_LAUNCH_RUNG: stamped now, written after
                     a64[i_doorbell] = idx                   # Queue.ring_doorbell(idx): the newest id
                     a64[i_rung] += 1
                     wake()                                  # notify(the engine's wake word), pre-bound
+                    if tr is not None:
+                        tr.record(EV_LAUNCH_RUNG, qslot, did_base | idx & _DID_INDEX, kobj, ts)
                 return idx
 
     #: Submit a kernel dispatch; returns its packet id (``submit_dispatch``, or the interceptor's path
@@ -405,10 +407,7 @@ class VirtualGPU:
         with q.lock:                       # the window: the queue may be shared
             idx = q.next_id
             q.wait_for_space(idx)
-            if signal is True:
-                s = self._peek_signal()
-            else:
-                s = signal or None
+            s = self._peek_signal() if signal is True else (signal or None)
             q.write_barrier_body(idx, deps, s.handle if s is not None else 0)
             if signal is True:
                 self._take_signal(s)
