@@ -33,9 +33,11 @@ TASK_IDLE_SLICE_S = 0.25
 #: price of a syscall in the command processor, for each of them. The longer the nap, the larger the
 #: batch and the less numpy work per event (``on_tasks`` costs some tens of array operations per batch,
 #: whatever its size: about 1.9 us per task at 400 tasks a batch, 1.6 at 1,000). The rings hold
-#: ``TASK_RING`` events: at 400,000 packets a second on one engine (some three times what an engine
-#: dispatches) a ring fills in 10 ms, this nap.
-TASK_BATCH_S = 10e-3
+#: ``TASK_RING`` events: at 500,000 packets a second on one engine (more than an engine dispatches) a
+#: ring fills in 8 ms, more than this nap. (10 ms was tried: beside two CPU-bound processes the
+#: backpressure study's one-buffer lane then showed no stall in 1 run of 5, 0 of 6 at 5 ms, and its runs
+#: took half as long again.)
+TASK_BATCH_S = 5e-3
 #: From this many events on, a poll turns them into records with whole-array operations (``on_tasks``);
 #: fewer go one by one (``on_task``).
 TASK_BATCH_MIN = 4
