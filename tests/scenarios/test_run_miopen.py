@@ -133,6 +133,22 @@ def _common(tmp_path, name, hist, rep):
     return f, _calls(hist, handle="fresh")
 
 
+#: The promises of the scenarios whose fault makes fresh calls fail, all held.
+ERROR_HELD = {(0, "miopen_error"): "HELD", (1, "miopen_others_served"): "HELD", (2, "roles_alive"): "HELD"}
+
+
+def _failing_after_the_fault(tmp_path, name):
+    """Run ``name`` in process, check what every run shows; (history, fault, the fresh handle's calls
+    that started after the fault, which must all have failed)."""
+    r, rep, hist = run_api(name, tmp_path)
+    check_consistent(r, rep, hist)
+    f, fresh = _common(tmp_path, name, hist, rep)
+    after = [c for c in fresh if _start(c) >= f["t_s"]]
+    assert after and not [c for c in after if c["ok"]]
+    assert verdicts(rep) == ERROR_HELD
+    return hist, f, after
+
+
 @pytest.mark.slow
 def test_md5_mismatch_the_load_raises_corruption_others_and_the_platform_fine(tmp_path):
     r, rep, hist = run("miopen-md5-mismatch", tmp_path, "--no-plot")
@@ -151,18 +167,14 @@ def test_md5_mismatch_the_load_raises_corruption_others_and_the_platform_fine(tm
     assert new and all(c["ok"] and c["counters"]["binary_cache_stores"] == 1 for c in new)
     (done,) = [h for h in of(hist, "workload") if h["ev"] == "done"]
     assert done["failed"][0] == 0 and done["failed"][1] == len(failed) and rep["workload"]["exit_code"] == 1
-    assert verdicts(rep) == {(0, "miopen_error"): "HELD", (1, "miopen_others_served"): "HELD", (2, "roles_alive"): "HELD",
-                             (3, "probe_served"): "HELD"}
+    assert verdicts(rep) == {**ERROR_HELD, (3, "probe_served"): "HELD"}
     assert rep["promises"][0]["details"]["failed"] == len(failed)
 
 
 @pytest.mark.slow
 def test_malformed_file_every_access_raises_sqlite_error_file_restored(tmp_path):
-    r, rep, hist = run_api("miopen-malformed-file", tmp_path)
-    check_consistent(r, rep, hist)
-    f, fresh = _common(tmp_path, "miopen-malformed-file", hist, rep)
-    after = [c for c in fresh if _start(c) >= f["t_s"]]
-    assert after and not [c for c in after if c["ok"]]         # loads and stores alike: no fallback to compiling
+    # loads and stores alike fail: no fallback to compiling
+    hist, f, after = _failing_after_the_fault(tmp_path, "miopen-malformed-file")
     assert {c["error"]["message"] for c in after} == {
         "miopenStatusInternalError: Internal error while accessing SQLite database: file is not a database"}
     (end,) = of(hist, "fault_end", index=0)
@@ -172,23 +184,15 @@ def test_malformed_file_every_access_raises_sqlite_error_file_restored(tmp_path)
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         c.close()
-    assert verdicts(rep) == {(0, "miopen_error"): "HELD", (1, "miopen_others_served"): "HELD",
-                             (2, "roles_alive"): "HELD"}
 
 
 @pytest.mark.slow
 def test_readonly_dir_the_wal_pragma_fails_mode_restored(tmp_path):
-    r, rep, hist = run_api("miopen-readonly-dir", tmp_path)
-    check_consistent(r, rep, hist)
-    f, fresh = _common(tmp_path, "miopen-readonly-dir", hist, rep)
-    after = [c for c in fresh if _start(c) >= f["t_s"]]
-    assert after and not [c for c in after if c["ok"]]
+    hist, f, after = _failing_after_the_fault(tmp_path, "miopen-readonly-dir")
     assert {c["error"]["message"] for c in after} == {"miopenStatusInternalError: Internal error while accessing "
                                                       "SQLite database: attempt to write a readonly database"}
     d = Path(f["evidence"]["dir"])
     assert d == Path(f["evidence"]["path"]).parent and d.stat().st_mode & stat.S_IWUSR   # released: writable again
-    assert verdicts(rep) == {(0, "miopen_error"): "HELD", (1, "miopen_others_served"): "HELD",
-                             (2, "roles_alive"): "HELD"}
 
 
 @pytest.mark.slow
