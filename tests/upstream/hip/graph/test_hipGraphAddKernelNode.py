@@ -106,10 +106,8 @@ def test_Unit_hipGraphAddKernelNode_moduleLoadKernelFn_childGraph(mod, res, code
     graph = res.graph()
     m1 = hip.hipGraphAddMemcpyNode1D(graph, None, a_d, a_h, SIZE * 4, hip.hipMemcpyHostToDevice)
     m2 = hip.hipGraphAddMemcpyNode1D(graph, None, b_d, b_h, SIZE * 4, hip.hipMemcpyHostToDevice)
-    # upstream adds the child with no dependency: CLR runs a graph's nodes one after another in
-    # topological order on the launch stream, so its kernel ran after both copies; hdemu runs nodes
-    # without an edge between them concurrently (the kernel could read a_d/b_d before the copies, a
-    # failure seen once in CI), so the port names the order CLR gave it
+    # the child depends on both copies, as upstream's does (the port had dropped that edge: hdemu runs
+    # nodes without an edge between them concurrently, and the kernel once read a_d/b_d before the copies)
     child_node = hip.hipGraphAddChildGraphNode(graph, [m1, m2], child)
     hip.hipGraphAddMemcpyNode1D(graph, [m1, m2, child_node], c_h, c_d, SIZE * 4, hip.hipMemcpyDeviceToHost)
     if section == "original":
