@@ -78,8 +78,13 @@ buffer_header = checked_dtype("buffer_header", [
     ("published_before", "<u8", 16)],                                                            # device
     itemsize=64)
 
-DEFAULT_RECORDS_PER_BUFFER = {K_AICPU_TASK: 1000, K_AICORE_TASK: 1024, K_PMU: 512, K_DEPGEN: 512,
-                              K_ARGS_DUMP: 256, K_SCOPE_STATS: 512, K_STALL: 256}
+#: Records per buffer by default: about 128 KB a buffer (64-192 KB by record size; the stall pool
+#: keeps its small buffers). The collector's work is mostly per buffer (checks, ownership words,
+#: the file write, the refill), about 100-200 us of Python whatever the buffer holds, so the buffer
+#: size sets its cost per record: at 32 KB buffers the collector took about 4 us of CPU per profiled
+#: launch, at 128 KB 1-2 us, and on two cores that CPU is the host's and the command processor's.
+DEFAULT_RECORDS_PER_BUFFER = {K_AICPU_TASK: 4000, K_AICORE_TASK: 4096, K_PMU: 2048, K_DEPGEN: 2048,
+                              K_ARGS_DUMP: 1024, K_SCOPE_STATS: 2048, K_STALL: 256}
 #: The in-band stall records have a pool of their own, never shrunk, and wait at most this long
 #: for a buffer (a stall record must not stall its writer for long; on expiry it is counted dropped).
 STALL_POOL_BUFFERS = 8
