@@ -162,19 +162,19 @@ class AqlEngine(RingEngine):
         tr = self.trace
         engine = self.engine
         start = _now()
-        if tr:
-            tr.record(_EV_BEGIN, engine, did, kobj, start)
         try:
             k.fn(ctx, *args)
-        except IndexError as exc:
-            raise PacketError(L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, f"kernel {k.name} accessed memory out "
-                              f"of bounds: {describe_exception(exc, False)}") from None
         except BaseException as exc:  # noqa: BLE001 - a kernel that raises (SystemExit too) is a device exception
+            if tr:
+                tr.record(_EV_BEGIN, engine, did, kobj, start)      # the kernel began (and has no end)
+            if isinstance(exc, IndexError):
+                raise PacketError(L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, f"kernel {k.name} accessed memory "
+                                  f"out of bounds: {describe_exception(exc, False)}") from None
             raise PacketError(L.HSA_STATUS_ERROR_EXCEPTION,
                               f"kernel {k.name} raised {describe_exception(exc)}") from None
         end = _now()
-        if tr:
-            tr.record(_EV_END, engine, did, kobj, end)
+        if tr:      # BEGIN and END in one call, before the completion signal (the trace is whole at a sync)
+            tr.record_span(_EV_BEGIN, _EV_END, engine, did, kobj, start, end)
         if cst is not None:
             self.counters.finish(cst, grid, block, grp, priv, did)
         if dfx is not None:

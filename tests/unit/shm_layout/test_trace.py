@@ -68,3 +68,51 @@ def test_count_continues_from_the_ring_header_and_wraps():
     assert int(again.hdr["count"][0]) == 12
     ((_, _, _, ev),) = read_all(pm)
     assert ev["a"].tolist() == list(range(4, 12))   # the 8 newest, in time order
+
+
+def test_spans_from_threads_at_once_keep_both_events_and_the_count():
+    """record_span takes two slots: interleaved with other threads' spans and single events, each
+    span's BEGIN and END both land, whole, and count is exact."""
+    threads, per = 4, 1500
+    pm, ring = _ring(1 << 14)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        go = threading.Barrier(threads)
+
+        def work(t):
+            go.wait()
+            for i in range(per):
+                if t % 2:
+                    ring.record_span(L.EV_KERNEL_BEGIN, L.EV_KERNEL_END, t, i, t, 2 * i + 1, 2 * i + 2)
+                else:
+                    ring.record(L.EV_DOORBELL, t, i, t, ts=2 * i + 1)
+                    ring.record(L.EV_DOORBELL, t, i, t, ts=2 * i + 2)
+
+        ts = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(old)
+    assert int(ring.hdr["count"][0]) == threads * per * 2
+    ((_, _, _, ev),) = read_all(pm)
+    assert (ev["b"] == ev["track"]).all()
+    for t in range(1, threads, 2):
+        mine = ev[ev["track"] == t]
+        begin, end = mine[mine["kind"] == L.EV_KERNEL_BEGIN], mine[mine["kind"] == L.EV_KERNEL_END]
+        assert begin["a"].tolist() == end["a"].tolist() == list(range(per))
+        assert (begin["ts"] == 2 * begin["a"] + 1).all() and (end["ts"] == 2 * end["a"] + 2).all()
+
+
+def test_a_span_across_the_ring_end_is_written_in_two_slots():
+    pm, ring = _ring(8)
+    for i in range(7):
+        ring.record(L.EV_DOORBELL, 1, i, 0, ts=i + 1)
+    ring.record_span(L.EV_KERNEL_BEGIN, L.EV_KERNEL_END, 2, 99, 5, 100, 101)   # slots 7 and 0
+    assert int(ring.hdr["count"][0]) == 9
+    ((_, _, _, ev),) = read_all(pm)
+    assert ev["kind"].tolist()[-2:] == [L.EV_KERNEL_BEGIN, L.EV_KERNEL_END]
+    assert ev["ts"].tolist()[-2:] == [100, 101] and ev["a"].tolist()[-2:] == [99, 99]
+    assert ev["a"].tolist()[:-2] == list(range(1, 7))      # the oldest event was overwritten
