@@ -106,8 +106,9 @@ def test_Unit_hipGraphAddKernelNode_moduleLoadKernelFn_childGraph(mod, res, code
     graph = res.graph()
     m1 = hip.hipGraphAddMemcpyNode1D(graph, None, a_d, a_h, SIZE * 4, hip.hipMemcpyHostToDevice)
     m2 = hip.hipGraphAddMemcpyNode1D(graph, None, b_d, b_h, SIZE * 4, hip.hipMemcpyHostToDevice)
-    # the child depends on both copies, as upstream's does (the port had dropped that edge: hdemu runs
-    # nodes without an edge between them concurrently, and the kernel once read a_d/b_d before the copies)
+    # the child depends on both copies. Upstream adds the child node with no dependencies and relies on
+    # CLR running a graph's unconnected nodes serially in topological order; hdemu runs them concurrently,
+    # and the kernel once read a_d/b_d before the copies landed
     child_node = hip.hipGraphAddChildGraphNode(graph, [m1, m2], child)
     hip.hipGraphAddMemcpyNode1D(graph, [m1, m2, child_node], c_h, c_d, SIZE * 4, hip.hipMemcpyDeviceToHost)
     if section == "original":

@@ -35,6 +35,10 @@ def graph_clone_func(mod, res, modify_orig_graph):
         d2h = hip.hipGraphAddMemcpyNode1D(graph, None, ar.c_h, ar.c_d, ar.nbytes, hip.hipMemcpyDeviceToHost)
         hip.hipGraphAddDependencies(graph, [add], [d2d])
         hip.hipGraphAddDependencies(graph, [d2d], [d2h])
+        # not upstream: its first copy-out (add -> memcpyD2H_C, nodelist[6]) has no edge to the new copies,
+        # which overwrite C_d and C_h; upstream relies on CLR running a graph's unconnected nodes serially in
+        # topological order, hdemu runs them concurrently, so the old copy-out goes first here
+        hip.hipGraphAddDependencies(graph, [nodelist[6]], [d2d])
         exe = res.instantiate(graph)
         hip.hipGraphLaunch(exe, stream)
         hip.hipStreamSynchronize(stream)
