@@ -30,26 +30,36 @@ def _ring(events: int):
     return pm, TraceRing(seg, topo, 0)
 
 
-def test_threads_recording_at_once_lose_no_event_and_count_is_exact():
-    threads, per = 4, 3000
-    pm, ring = _ring(1 << 14)           # room for every event: none overwritten
+def _at_once(threads: int, work) -> None:
+    """Run ``work(t)`` in ``threads`` threads started together, switching threads as often as the
+    interpreter can."""
     old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)          # switch threads as often as the interpreter can
+    sys.setswitchinterval(1e-6)
     try:
         go = threading.Barrier(threads)
 
-        def work(t):
+        def body(t):
             go.wait()
-            for i in range(per):
-                ring.record(L.EV_DOORBELL, t, i, t, ts=1 + i)
+            work(t)
 
-        ts = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+        ts = [threading.Thread(target=body, args=(t,)) for t in range(threads)]
         for t in ts:
             t.start()
         for t in ts:
             t.join(60)
     finally:
         sys.setswitchinterval(old)
+
+
+def test_threads_recording_at_once_lose_no_event_and_count_is_exact():
+    threads, per = 4, 3000
+    pm, ring = _ring(1 << 14)           # room for every event: none overwritten
+
+    def work(t):
+        for i in range(per):
+            ring.record(L.EV_DOORBELL, t, i, t, ts=1 + i)
+
+    _at_once(threads, work)
     assert int(ring.hdr["count"][0]) == threads * per
     ((_, _, _, ev),) = read_all(pm)
     assert len(ev) == threads * per
@@ -75,27 +85,16 @@ def test_spans_from_threads_at_once_keep_both_events_and_the_count():
     span's BEGIN and END both land, whole, and count is exact."""
     threads, per = 4, 1500
     pm, ring = _ring(1 << 14)
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        go = threading.Barrier(threads)
 
-        def work(t):
-            go.wait()
-            for i in range(per):
-                if t % 2:
-                    ring.record_span(L.EV_KERNEL_BEGIN, L.EV_KERNEL_END, t, i, t, 2 * i + 1, 2 * i + 2)
-                else:
-                    ring.record(L.EV_DOORBELL, t, i, t, ts=2 * i + 1)
-                    ring.record(L.EV_DOORBELL, t, i, t, ts=2 * i + 2)
+    def work(t):
+        for i in range(per):
+            if t % 2:
+                ring.record_span(L.EV_KERNEL_BEGIN, L.EV_KERNEL_END, t, i, t, 2 * i + 1, 2 * i + 2)
+            else:
+                ring.record(L.EV_DOORBELL, t, i, t, ts=2 * i + 1)
+                ring.record(L.EV_DOORBELL, t, i, t, ts=2 * i + 2)
 
-        ts = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(60)
-    finally:
-        sys.setswitchinterval(old)
+    _at_once(threads, work)
     assert int(ring.hdr["count"][0]) == threads * per * 2
     ((_, _, _, ev),) = read_all(pm)
     assert (ev["b"] == ev["track"]).all()
