@@ -159,19 +159,25 @@ class Notifier:
     when a wake-up was sent. Same protocol: the locked read of ``waiters`` is the full barrier that
     orders the caller's publish before the check; the wake happens only when someone sleeps."""
 
-    __slots__ = ("addr", "_seq", "_waiters")
+    __slots__ = ("addr", "fn")
 
     def __init__(self, word_addr: int):
         self.addr = word_addr
-        self._seq = _VP(word_addr)
-        self._waiters = _VP(word_addr + 4)
+        seq, waiters = _VP(word_addr), _VP(word_addr + 4)
+
+        def notify_bound() -> bool:
+            if _fa4(waiters, _ZERO32, _SEQ_CST) == 0:       # locked: the barrier before the check
+                return False
+            _fa4(seq, _ONE32, _SEQ_CST)
+            futex_wake(word_addr)
+            return True
+
+        #: the same call as a plain function (what the per-launch and per-packet paths bind: a
+        #: closure call costs less than an instance's ``__call__``)
+        self.fn = notify_bound
 
     def __call__(self) -> bool:
-        if _fa4(self._waiters, _ZERO32, _SEQ_CST) == 0:      # locked: the barrier before the check
-            return False
-        _fa4(self._seq, _ONE32, _SEQ_CST)
-        futex_wake(self.addr)
-        return True
+        return self.fn()
 
 
 class Decrementer:

@@ -72,12 +72,12 @@ class TaskRings:
         self.buf = self.ctl.buf
         self.boot32 = memoryview(pm.boot.buf).cast("I")    # the supervisor marks a dead role ROLE_DEAD
         self.rings = []       # per engine: (events offset, header's u64 index, the consumer's wake word
-        for e in range(n_engines):       # (a Notifier), the boot-block u32 index of its role's state or -1)
+        for e in range(n_engines):       # (a Notifier's fn), the boot-block u32 index of its role's state or -1)
             r = g.ring_of(agent, e, n_engines)
             base = g.task_ring_off(r)
             t = g.thread_of_ring(r)
             role = _lane_role(pm, g.lane_of_thread(t))
-            self.rings.append((base + EVENTS_OFF, base // 8, Notifier(self.ctl.addr + g.wake_word_off(t)),
+            self.rings.append((base + EVENTS_OFF, base // 8, Notifier(self.ctl.addr + g.wake_word_off(t)).fn,
                                -1 if role is None else _ROLES32 + role * _ROLE_WORDS32 + _ROLE_STATE32))
         self.unwoken = [False] * n_engines     # per engine: events published since its consumer's last notify
         self.woke_ns = [0] * n_engines         # per engine: when that notify was (CLOCK_MONOTONIC ns)

@@ -136,7 +136,7 @@ class Queue:
         fetch_add(am.seg.addr + _OFF_QTABLE_GEN, 1)     # queue_table_gen
         self.wake_addr = am.engine_wake_addr(engine)
         #: ``notify(wake_addr)``, pre-bound (``shm_layout.sync.Notifier``): the doorbell's wake of the engine
-        self.notify_engine = Notifier(self.wake_addr)
+        self.notify_engine = Notifier(self.wake_addr).fn
         notify(self.wake_addr)
         base = (topo.qdesc_off + q * L.QUEUE_DESC_BYTES) // 8
         self.i_write = base + L.QD_WRITE // 8
