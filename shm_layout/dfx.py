@@ -311,7 +311,10 @@ class DfxGeometry(DfxBuffers):
         return self.owners_off + bid * buffer_owner.itemsize
 
     def ring_of(self, agent: int, engine: int, engines_per_agent: int) -> int:
-        return agent * engines_per_agent + engine
+        """Task ring of (agent, AQL engine), engine-major: r = engine * agents + agent, so that with
+        thread ``r % T`` the engines 0 of the agents (where a process's first stream of each device
+        goes) feed different AICPU threads while there are threads enough."""
+        return engine * (self.n_rings // engines_per_agent) + agent
 
     def thread_of_ring(self, r: int) -> int:
         return r % self.T

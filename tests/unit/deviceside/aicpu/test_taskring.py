@@ -87,3 +87,17 @@ def test_the_consumer_is_woken_once_per_pass_and_only_after_events(lane):
         assert int(words[0]) == seq + 2            # and nothing left for the pass
     finally:
         words[1] = 0
+
+
+@pytest.mark.parametrize("agents,engines,lanes", [(2, 2, 2), (4, 2, 2), (2, 4, 4), (3, 2, 3), (1, 2, 2)])
+def test_rings_are_engine_major_so_each_devices_first_engine_has_its_own_thread(agents, engines, lanes):
+    """Every (agent, engine) has a ring of its own, and the engines 0 of the agents (a process's first
+    stream on each device) feed different AICPU threads while there are as many threads as agents
+    (agent-major rings put them all on thread 0 when engines == threads)."""
+    from shm_layout.config import parse_config
+    cfg = parse_config({"agents": agents, "engines": engines, "profiling": {"enabled": True, "lanes": lanes}})
+    g = D.DfxGeometry(cfg["profiling"], cfg["arch"], agents * engines)
+    rings = [g.ring_of(a, e, engines) for a in range(agents) for e in range(engines)]
+    assert sorted(rings) == list(range(agents * engines))
+    first = [g.thread_of_ring(g.ring_of(a, 0, engines)) for a in range(agents)]
+    assert len(set(first)) == min(agents, g.T), first
