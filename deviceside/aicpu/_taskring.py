@@ -2,10 +2,11 @@
 
 One single-producer, single-consumer ring per (agent, AQL engine) in the ``dfxctl`` segment
 (``shm_layout.dfx.task_ring_header``, then ``TASK_RING`` ``task_event``s); ring ``r`` (engine-major:
-``r = engine * agents + agent``, ``DfxGeometry.ring_of``) is consumed by AICPU thread ``r % T``. The CP engine writes the event, then advances ``tail``, and notifies the
-thread's wake word at once if its last notify is ``WAKE_EVERY_NS`` old, else once after its pass over
-its queues (``wake``); the thread reads events up to ``tail`` and advances ``head``. A full ring never
-blocks the GPU: the event is dropped and counted in ``dropped``, which the lane statistics report.
+``r = engine * agents + agent``, ``DfxGeometry.ring_of``) is consumed by AICPU thread ``r % T``. The
+CP engine writes the event, then advances ``tail``, and notifies the thread's wake word at once if
+its last notify is ``WAKE_EVERY_NS`` old, else once after its pass over its queues (``wake``); the
+thread reads events up to ``tail`` and advances ``head``. A full ring never blocks the GPU: the event
+is dropped and counted in ``dropped``, which the lane statistics report.
 Once the supervisor has marked the consuming lane dead (its role entry), every later event is
 counted in ``dropped`` too, instead of waiting in a ring nobody reads (the events left unread at its
 death are counted by ``hostside.dfx.lane_statistics``).

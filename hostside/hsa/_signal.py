@@ -44,6 +44,21 @@ _OFF_OWNER = L.offset_of(L.signal_slot, "owner")
 _CLAIM_WINDOW = 64
 
 
+def _free_slots(owners, c: int):
+    """Candidate free slots of the signal table for a claim, lazily: the ones right after the cursor
+    ``c`` first (the common case: a ring growing one signal at a time), then the whole table from the
+    cursor on, twice (a slot seen free may be taken by another process before its cas)."""
+    for j in np.flatnonzero(owners[c:c + _CLAIM_WINDOW] == 0):
+        yield c + int(j)
+    for _ in range(2):
+        free = np.flatnonzero(owners == 0)
+        if not len(free):
+            return
+        start = int(np.searchsorted(free, c))
+        for j in itertools.chain(range(start, len(free)), range(0, start)):
+            yield int(free[j])
+
+
 def _signed(v: int) -> int:
     return v - (1 << 64) if v >> 63 else v
 
@@ -135,25 +150,10 @@ class SignalPool:
         n = self.rt.pm.topo.n_signals
         me = L.own_word(os.getpid(), L.OWN_ALLOCATED)
         owners = self.rt.pm.signals["owner"]
-        # the slots right after the cursor first (the common case: a ring growing one signal at a
-        # time), then the whole table; candidates are tried lazily, each by cas
-        c = self.cursor
-        near = np.flatnonzero(owners[c:c + _CLAIM_WINDOW] == 0)
-        for j in near:
-            slot = c + int(j)
+        for slot in _free_slots(owners, self.cursor):
             if cas(self.rt.pm.signal_addr(slot) + _OFF_OWNER, 0, me):
                 self.cursor = (slot + 1) % n
                 return slot
-        for _ in range(2):
-            free = np.flatnonzero(owners == 0)
-            if not len(free):
-                break
-            start = int(np.searchsorted(free, self.cursor))
-            for j in itertools.chain(range(start, len(free)), range(0, start)):
-                slot = int(free[j])
-                if cas(self.rt.pm.signal_addr(slot) + _OFF_OWNER, 0, me):
-                    self.cursor = (slot + 1) % n
-                    return slot
         raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES, f"all {n} signals of the platform are in use")
 
     def release(self, sig: Signal) -> None:

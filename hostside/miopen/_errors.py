@@ -44,9 +44,10 @@ def live_descriptor(desc, cls: type, what: str):
     return desc
 
 
-def set_descriptor(desc, cls: type, what: str, is_set: bool, setters: str):
-    """``live_descriptor``, and set by one of ``setters`` (``is_set``), else miopenStatusBadParm."""
+def set_descriptor(desc, cls: type, what: str, field: str, setters: str):
+    """``live_descriptor``, and set by one of ``setters`` (its ``field`` is no longer None), else
+    miopenStatusBadParm."""
     live_descriptor(desc, cls, what)
-    if not is_set:
+    if getattr(desc, field) is None:
         raise MiopenError(miopenStatus_t.miopenStatusBadParm, f"{what} was created but never set ({setters})")
     return desc

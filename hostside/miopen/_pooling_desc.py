@@ -53,8 +53,7 @@ class miopenPoolingDescriptor_t:
 
 
 def pooling(desc, what: str = "poolDesc") -> miopenPoolingDescriptor_t:
-    return set_descriptor(desc, miopenPoolingDescriptor_t, what,
-                          type(desc) is miopenPoolingDescriptor_t and desc.mode is not None,
+    return set_descriptor(desc, miopenPoolingDescriptor_t, what, "mode",
                           "miopenSet2dPoolingDescriptor / miopenSetNdPoolingDescriptor")
 
 

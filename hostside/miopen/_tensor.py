@@ -122,8 +122,7 @@ def _stable_desc(strides, lens) -> list[int]:
 
 def tensor(desc, what: str = "tensorDesc") -> miopenTensorDescriptor_t:
     """``desc`` as a set, live tensor descriptor, or miopenStatusBadParm naming ``what``."""
-    return set_descriptor(desc, miopenTensorDescriptor_t, what,
-                          type(desc) is miopenTensorDescriptor_t and desc.type is not None,
+    return set_descriptor(desc, miopenTensorDescriptor_t, what, "type",
                           "miopenSet4dTensorDescriptor / miopenSetTensorDescriptor")
 
 
