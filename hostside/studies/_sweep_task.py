@@ -12,7 +12,8 @@ command processors and clients that platform starts inherit the set, and reports
 every file of that run directory into memory (traces, DFX outputs), removes the directory, checks
 /dev/shm for segments the point process created (and unlinks any: they are counted in the row), and
 returns one dict: the point's figures, its host, the cores it was pinned to and the CPU it last ran
-on, its duration, ``status`` (``ok`` or ``failed`` with ``error``) and ``files`` (path -> bytes).
+on, when it got those cores and how long it held them (``started``, ``duration_s``: two points'
+spans on one core never overlap), ``status`` (``ok`` or ``failed`` with ``error``) and ``files`` (path -> bytes).
 """
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ def run_task(task: dict) -> dict:
     tmp = tempfile.mkdtemp(prefix="hdemu-sweep-point-")
     try:
         with lease_cores(task["cores_per_point"], task.get("lock_dir")) as cores:
-            res["cores"] = cores
+            res["cores"], res["started"] = cores, time.time()     # the point's span is the lease's
             run_dir = os.path.join(tmp, "run")
             os.makedirs(run_dir)
             child = dict(task, cores=cores, run_dir=run_dir, result=os.path.join(tmp, "result.json"))
@@ -145,9 +146,10 @@ def run_task(task: dict) -> dict:
             if out.get("cores_pinned") is not None:
                 res["cores"] = out["cores_pinned"]
             res["files"] = _gather(run_dir)
+            res["duration_s"] = round(time.time() - res["started"], 6)   # before the cores are released
     except Exception as exc:                  # the lease, the spawn: the point could not run at all
         res["error"] = res["error"] or f"{type(exc).__name__}: {exc}"
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    res["duration_s"] = round(time.time() - t0, 3)
+    res.setdefault("duration_s", round(time.time() - res["started"], 6))   # no cores, or the spawn failed
     return res
