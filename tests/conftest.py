@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import pytest
 
 # host waits on device work fail loudly after this bound instead of hanging a test (see hostside.hsa)
 os.environ.setdefault("HDEMU_WAIT_TIMEOUT_S", "60")
+# a suite started in the background by a shell without job control (``./scripts/test &``) inherits
+# SIGINT ignored, and so would every program it starts, which the Ctrl-C tests then cannot stop: a
+# handler (unlike an ignore) is reset to the default at exec, so the programs get SIGINT as usual
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from shm_layout.segments import list_segments, sweep  # noqa: E402 - after the env default
 from tests.paths import KERNELS, ROOT  # noqa: E402,F401 - ROOT and KERNELS kept importable from here
