@@ -59,27 +59,17 @@ import numpy as np
 
 from shm_layout import aql as A
 from shm_layout import layouts as L
-from shm_layout.sync import wait_until
 from shm_layout.trace import EV_LAUNCH_RUNG
 
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Runtime
 from ._dispatch import Dispatch, check_dispatch
 from ._qpool import pool_of, staging_of
+from ._sigring import SIGNALS_PER_STREAM, SignalRing
 
 __all__ = ["VirtualGPU", "Dispatch", "set_interceptor", "interceptor", "set_copy_fence", "copy_fence",
            "SIGNALS_PER_STREAM", "STAGING_BYTES", "KERNEL_HEADER", "MARKER_HEADER"]
 _log = logging.getLogger("hdemu.clr")
 
-#: Completion signals per stream: a command's signal is reused this many commands later, once it and
-#: the signal after it have reached 0 (the signal-reuse rule above; ROCclr keeps a similar ring).
-SIGNALS_PER_STREAM = 256
-#: A ring stops growing before SIGNALS_PER_STREAM when its process holds half of the platform's
-#: signals, but never below this many slots (``_peek_signal``).
-_RING_MIN = 16
-#: Backpressure (``_drain_wait``): at most this long, after this long a spin; rings below the minimum skip it.
-BACKPRESSURE_WAIT_S = 2e-3
-BACKPRESSURE_SPIN_S = 20e-6
-_BACKPRESSURE_MIN = 16
 #: Bytes of a staging buffer for pageable copies (copied in chunks of half of it; the process's
 #: buffers are lent per copy, ``_qpool.StagingPool``); less, down to _STAGING_MIN, when the pool is short
 STAGING_BYTES = 1 << 20
@@ -140,7 +130,7 @@ def copy_fence():
     return _copy_fence
 
 
-class VirtualGPU:
+class VirtualGPU(SignalRing):
     def __init__(self, rt: Runtime, agent: int, queue_size: int = 1024):
         self.rt = rt
         self.agent = agent
@@ -165,64 +155,6 @@ class VirtualGPU:
         self._qc = (q.buf, q.ring_off, q.mask, q.kernarg_off, q.kernarg_base, q.a16, q.a64, q.i_read,
                     q.i_write, q.i_doorbell, q.i_rung, q.size, q.notify_engine, q.slot,
                     L.dispatch_id(agent, q.slot, 0), q.lock)
-
-    # -- signals -----------------------------------------------------------------------------------
-    def _peek_signal(self):
-        """The ring signal the next command takes (created on first use); nothing is taken."""
-        i = self.sig_next
-        sigs = self.sigs
-        if i < len(sigs):
-            return sigs[i]
-        pool = self.rt.signals
-        try:
-            if i >= _RING_MIN and pool.owned * 2 > self.rt.pm.topo.n_signals:
-                raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES, "half of the platform's signals are ours")
-            s = pool.create(0, kind=1)
-        except HsaError as exc:
-            if exc.status != L.HSA_STATUS_ERROR_OUT_OF_RESOURCES or len(sigs) < 2:
-                raise
-            # the process holds half of the platform's signals (many streams, each a ring deep), or
-            # there is none left: this ring stops growing and wraps here, so that events and other
-            # processes still get signals. The signal-reuse rule holds for any ring of two or more.
-            _log.info("agent %d: a stream's completion-signal ring stops at %d (%s)", self.agent, len(sigs), exc)
-            self.ring_cap = len(sigs)
-            self.sig_next = 0
-            return sigs[0]
-        sigs.append(s)
-        return s
-
-    def _take_signal(self, s):
-        """Take ``s`` (what ``_peek_signal`` returned) for a command: wait until the signal-reuse rule
-        allows it (this slot and the next one at 0), set it to 1 and advance the ring."""
-        sigs = self.sigs
-        i = self.sig_next
-        j = i + 1 if i + 1 < self.ring_cap else 0
-        s64 = self.rt.s64
-        n = sigs[j] if j < len(sigs) else None
-        if s64[s._i] or (n is not None and s64[n._i]):
-            if self.ring_cap == len(sigs) >= _BACKPRESSURE_MIN:
-                self._drain_wait(sigs[(i + self.ring_cap // 4) % self.ring_cap])
-            if s64[s._i]:
-                self.sync_signal(s)
-            if n is not None and s64[n._i]:
-                self.sync_signal(n)
-        self.sig_next = j
-        s.store_relaxed_nowake(1)
-        return s
-
-    def _drain_wait(self, far) -> None:
-        """Backpressure (the host is a ring ahead): sleep until ``far``, the signal a quarter ring on
-        (a later command), reads 0, for at most ``BACKPRESSURE_WAIT_S``, instead of spinning for one
-        command after another; the bound keeps a command only the host can let through (a gate it
-        opens later) from holding it up. The caller then waits for the slot itself."""
-        self.flush()
-        s64, i = self._s64, far._i
-        wait_until(lambda: not s64[i], far.addr + L.SIG_WAKE, BACKPRESSURE_WAIT_S, spin_s=BACKPRESSURE_SPIN_S,
-                   slice_s=BACKPRESSURE_WAIT_S, check=self.check)
-
-    def _next_signal(self):
-        """The next completion signal of the ring, set to 1 (waits while the rule forbids reusing it)."""
-        return self._take_signal(self._peek_signal())
 
     def check(self):
         self.queue.check()
