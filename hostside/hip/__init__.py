@@ -32,7 +32,8 @@ registers the embedded-platform factory with hsa) and ``shm_layout``.
 """
 from shm_layout.kernels import SignatureError, kernel
 
-from ._errors import HipError, hipError_t, hipGetErrorName, hipGetLastError, hipPeekAtLastError
+from ._errors import HipError, hipError_t, hipGetLastError, hipPeekAtLastError
+from ._errstrings import hipDrvGetErrorName, hipDrvGetErrorString, hipGetErrorName, hipGetErrorString
 from ._context import hipStream_t, hipStreamDefault, hipStreamLegacy, hipStreamNonBlocking, hipStreamPerThread
 from ._device import (hipDeviceProp_t, hipDeviceReset, hipDeviceSynchronize, hipGetDevice, hipGetDeviceCount,
                       hipGetDeviceProperties, hipSetDevice)
@@ -103,7 +104,8 @@ __all__ = [
     # kernel authors (shm_layout.kernels)
     "kernel", "SignatureError",
     # errors (_errors)
-    "hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName",
+    "hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName", "hipGetErrorString",
+    "hipDrvGetErrorName", "hipDrvGetErrorString",
     # streams (_context)
     "hipStream_t", "hipStreamDefault", "hipStreamNonBlocking", "hipStreamLegacy", "hipStreamPerThread",
     # devices (_device)

@@ -15,7 +15,7 @@ from shm_layout import layouts as L
 
 from ..hsa import DeviceLost, HostWaitTimeout, HsaError
 
-__all__ = ["hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName"]
+__all__ = ["hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError"]
 
 
 class hipError_t(enum.IntEnum):
@@ -173,7 +173,3 @@ def hipGetLastError() -> hipError_t:
 
 def hipPeekAtLastError() -> hipError_t:
     return getattr(_tls, "last", hipError_t.hipSuccess)
-
-
-def hipGetErrorName(err) -> str:
-    return hipError_t(err).name

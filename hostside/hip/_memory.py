@@ -45,9 +45,21 @@ def hipMalloc(size: int) -> int:
     return _st().rt.allocate(_current_device(), int(size), L.ALLOC_DEVICE)
 
 
+def _freed_ptr(ptr, api: str) -> int:
+    """``ptr`` of a free call as an int (0, or None: nothing to free, as for nullptr); anything but
+    an integer is hipErrorInvalidValue."""
+    if ptr is None:
+        return 0
+    if isinstance(ptr, bool) or not isinstance(ptr, (int, np.integer)):
+        _raise(hipError_t.hipErrorInvalidValue, f"{api}: ptr must be a pointer (int), not {ptr!r}")
+    return int(ptr)
+
+
 @_api
 def hipFree(ptr: int) -> None:
-    """Synchronises the device that owns the allocation (as HIP does), then frees it."""
+    """Synchronises the device that owns the allocation (as HIP does), then frees it. A null
+    pointer frees nothing."""
+    ptr = _freed_ptr(ptr, "hipFree")
     if not ptr:
         return
     check_unsafe("hipFree")
@@ -98,7 +110,8 @@ def _host_info(rt) -> dict:
 @_api
 def hipHostFree(ptr: int) -> None:
     """Synchronises the device that was current at hipHostMalloc (as CLR does: work in flight may
-    still read or write the memory), then frees it."""
+    still read or write the memory), then frees it. A null pointer frees nothing."""
+    ptr = _freed_ptr(ptr, "hipHostFree")
     if not ptr:
         return
     check_unsafe("hipHostFree")

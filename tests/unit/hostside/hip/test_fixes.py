@@ -155,3 +155,36 @@ def test_set_enabled_does_not_change_the_launch_in_flight(mod):
         hip.hipGraphDestroy(g)
         hip.hipFree(d)
         hip.hipStreamDestroy(s)
+
+
+def test_error_names_and_strings_as_clr():
+    """hipGetErrorName/hipGetErrorString give CLR's texts; a code HIP does not have is
+    hipErrorUnknown / "unknown error" (never an exception), and hipErrorInvalidValue in the driver forms."""
+    E = hip.hipError_t
+    assert hip.hipGetErrorName(E.hipErrorInvalidValue) == "hipErrorInvalidValue"
+    assert hip.hipGetErrorString(E.hipErrorInvalidValue) == "invalid argument"
+    assert hip.hipGetErrorString(0) == "no error" and hip.hipGetErrorString(np.int32(2)) == "out of memory"
+    assert hip.hipGetErrorString(E.hipErrorLaunchTimeOut) == "the launch timed out and was terminated"
+    assert all(hip.hipGetErrorString(e) != "unknown error" for e in E if e != E.hipErrorUnknown)
+    for bad in (12345, -1, None, "x", 1.5, True):
+        assert hip.hipGetErrorName(bad) == "hipErrorUnknown"
+        assert hip.hipGetErrorString(bad) == "unknown error"
+        with pytest.raises(hip.HipError) as ei:
+            hip.hipDrvGetErrorString(bad)
+        assert ei.value.error == E.hipErrorInvalidValue
+    assert hip.hipDrvGetErrorName(E.hipErrorNotReady) == "hipErrorNotReady"
+    assert hip.hipDrvGetErrorString(E.hipErrorUnknown) == "unknown error"
+
+
+@pytest.mark.parametrize("free", ["hipFree", "hipHostFree", "hipFreeHost"])
+def test_free_of_a_non_pointer_is_invalid_value(free):
+    """A free call given something that is not a pointer says hipErrorInvalidValue (it raised
+    TypeError or ValueError from inside the lookup); None and 0 free nothing, as nullptr does."""
+    fn = getattr(hip, free)
+    for bad in ("abc", 1.5, object(), [], True):
+        with pytest.raises(hip.HipError) as ei:
+            fn(bad)
+        assert ei.value.error == hip.hipError_t.hipErrorInvalidValue and "ptr must be a pointer" in str(ei.value)
+        assert hip.hipGetLastError() == hip.hipError_t.hipErrorInvalidValue
+    fn(None)
+    fn(0)
