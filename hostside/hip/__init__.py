@@ -33,6 +33,8 @@ registers the embedded-platform factory with hsa) and ``shm_layout``.
 from shm_layout.kernels import SignatureError, kernel
 
 from ._errors import HipError, hipError_t, hipGetLastError, hipPeekAtLastError
+from ._managed import (hipCpuDeviceId, hipMallocManaged, hipMemAdvise, hipMemAttachGlobal, hipMemAttachHost,
+                       hipMemAttachSingle, hipMemoryAdvise, hipMemPrefetchAsync)
 from ._errstrings import hipDrvGetErrorName, hipDrvGetErrorString, hipGetErrorName, hipGetErrorString
 from ._context import hipStream_t, hipStreamDefault, hipStreamLegacy, hipStreamNonBlocking, hipStreamPerThread
 from ._device import (hipDeviceProp_t, hipDeviceReset, hipDeviceSynchronize, hipGetDevice, hipGetDeviceCount,
@@ -106,6 +108,9 @@ __all__ = [
     # errors (_errors)
     "hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName", "hipGetErrorString",
     "hipDrvGetErrorName", "hipDrvGetErrorString",
+    # managed memory (_managed)
+    "hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipMemoryAdvise", "hipMemAttachGlobal",
+    "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId",
     # streams (_context)
     "hipStream_t", "hipStreamDefault", "hipStreamNonBlocking", "hipStreamLegacy", "hipStreamPerThread",
     # devices (_device)

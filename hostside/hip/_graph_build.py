@@ -12,7 +12,7 @@ from ._errors import _api, _raise, hipError_t
 from ._graph_types import (_T, ChildSpec, CopySpec, FillSpec, HostSpec, KernelSpec, _any_node, _clone_graph, _dim3,
                            _graph, _kernel_node, _node, _node_list, hipGraph_t, hipGraphNode_t, hipGraphNodeType,
                            hipHostNodeParams, hipKernelNodeParams, hipMemcpyNodeParams, hipMemsetParams)
-from ._memory import _KIND_OK, _classify, hipMemcpyKind
+from ._memory import _classify, _kind_allows, hipMemcpyKind
 from ._module import _pack_value, hipFunction_t
 from ._stream import _event
 
@@ -64,11 +64,8 @@ def _copy_spec(dst, src, size, kind) -> CopySpec:
         _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"kind must be a hipMemcpyKind, not {kind!r}")
     dk, d = _classify(dst, size, "dst")
     sk, s = _classify(src, size, "src")
-    if kind != hipMemcpyKind.hipMemcpyDefault:
-        okd, oks = _KIND_OK[kind]
-        if dk not in okd or sk not in oks:
-            _raise(hipError_t.hipErrorInvalidMemcpyDirection,
-                   f"{kind.name} cannot copy from {sk} memory to {dk} memory")
+    if kind != hipMemcpyKind.hipMemcpyDefault and not _kind_allows(kind, dk, d, sk, s):
+        _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"{kind.name} cannot copy from {sk} memory to {dk} memory")
     if dk == "pageable" and not d.flags.writeable:
         _raise(hipError_t.hipErrorInvalidValue, "dst host buffer is read-only")
     return CopySpec(d, s, int(size), dk, sk, kind)

@@ -65,10 +65,12 @@ def hipFree(ptr: int) -> None:
     check_unsafe("hipFree")
     rt = _st().rt
     a = rt.pointer_info(ptr)
-    if a is None or a.base != ptr or a.agent < 0:
-        _raise(hipError_t.hipErrorInvalidValue, f"{ptr:#x} is not a pointer returned by hipMalloc")
-    _synchronize_device(a.agent)
+    managed = _managed(rt).get(ptr)
+    if a is None or a.base != ptr or (a.agent < 0 and managed is None):
+        _raise(hipError_t.hipErrorInvalidValue, f"{ptr:#x} is not a pointer returned by hipMalloc or hipMallocManaged")
+    _synchronize_device(a.agent if managed is None else managed)
     rt.free(ptr)
+    _managed(rt).pop(ptr, None)
 
 
 #: hipHostMalloc's flags (hip_runtime_api.h): Default 0, Portable 1, Mapped 2, WriteCombined 4,
@@ -97,6 +99,15 @@ def hipHostMalloc(size: int, flags: int = 0) -> int:
     ptr = rt.allocate(None, int(size), L.ALLOC_HOST)
     _host_info(rt)[ptr] = (_current_device(), int(flags))     # for hipPointerGetAttributes
     return ptr
+
+
+def _managed(rt) -> dict:
+    """base -> device current at hipMallocManaged, for this runtime's managed allocations (``_managed``
+    module): host-pool memory that copies accept on either side."""
+    d = getattr(rt, "_hip_managed", None)
+    if d is None:
+        d = rt._hip_managed = {}
+    return d
 
 
 def _host_info(rt) -> dict:
@@ -206,6 +217,8 @@ def hipPointerGetAttributes(ptr) -> hipPointerAttribute_t:
         return hipPointerAttribute_t()
     if a.agent >= 0:
         return hipPointerAttribute_t(hipMemoryTypeDevice, a.agent, ptr, 0, 0, 0)
+    if a.base in _managed(rt):
+        return hipPointerAttribute_t(hipMemoryTypeManaged, _managed(rt)[a.base], ptr, ptr, 1, 0)
     device, flags = _host_info(rt).get(a.base, (0, 0))
     return hipPointerAttribute_t(hipMemoryTypeHost, device, ptr, ptr, 0, flags)
 
@@ -276,6 +289,21 @@ _KIND_OK = {
 }
 
 
+def _kind_allows(kind, dk: str, d, sk: str, sp) -> bool:
+    """``kind`` (not hipMemcpyDefault) fits a copy from ``sk`` memory at ``sp`` to ``dk`` memory at
+    ``d`` (``_classify``'s kinds and values); managed memory (pinned, from hipMallocManaged) fits
+    either side of any kind, as in HIP."""
+    okd, oks = _KIND_OK[kind]
+    if dk in okd and sk in oks:
+        return True
+    rt = _st().rt
+
+    def managed(k, p):
+        a = rt.pointer_info(p) if k == "pinned" else None
+        return a is not None and a.base in _managed(rt)
+    return (dk in okd or managed(dk, d)) and (sk in oks or managed(sk, sp))
+
+
 def _memcpy(dst, src, size: int, kind, stream, sync: bool):
     if not isinstance(size, (int, np.integer)) or size < 0:
         _raise(hipError_t.hipErrorInvalidValue, f"sizeBytes must be a non-negative int, not {size!r}")
@@ -286,11 +314,8 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
     s = _get_stream(stream)
     dk, d = _classify(dst, size, "dst")
     sk, sp = _classify(src, size, "src")
-    if kind != hipMemcpyKind.hipMemcpyDefault:
-        okd, oks = _KIND_OK[kind]
-        if dk not in okd or sk not in oks:
-            _raise(hipError_t.hipErrorInvalidMemcpyDirection,
-                   f"{kind.name} cannot copy from {sk} memory to {dk} memory")
+    if kind != hipMemcpyKind.hipMemcpyDefault and not _kind_allows(kind, dk, d, sk, sp):
+        _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"{kind.name} cannot copy from {sk} memory to {dk} memory")
     if size == 0:
         return
     v = s.vgpu

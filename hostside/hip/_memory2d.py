@@ -23,7 +23,7 @@ from ._capture_rules import check_unsafe, implicit_capture_check
 from ._context import _current_device, _get_stream, _st
 from ._device import DEVICE_LIMITS
 from ._errors import _api, _raise, hipError_t
-from ._memory import _KIND_OK, _classify, hipMemcpyDefault, hipMemcpyKind
+from ._memory import _classify, _kind_allows, hipMemcpyDefault, hipMemcpyKind
 
 __all__ = ["hipMallocPitch", "hipMemcpy2D", "hipMemcpy2DAsync", "hipMemset2D", "hipMemset2DAsync",
            "PITCH_ALIGNMENT"]
@@ -81,11 +81,9 @@ def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: 
                f"{api}: width {width} is over a pitch (dpitch {dpitch}, spitch {spitch})")
     dk, d = _side(dst, dpitch, width, height, f"{api}: dst")
     sk, sp = _side(src, spitch, width, height, f"{api}: src")
-    if kind != hipMemcpyKind.hipMemcpyDefault:
-        okd, oks = _KIND_OK[kind]
-        if dk not in okd or sk not in oks:
-            _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"{api}: {kind.name} cannot copy from {sk} memory "
-                                                              f"to {dk} memory")
+    if kind != hipMemcpyKind.hipMemcpyDefault and not _kind_allows(kind, dk, d, sk, sp):
+        _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"{api}: {kind.name} cannot copy from {sk} memory "
+                                                          f"to {dk} memory")
     flat = dpitch == width and spitch == width
     if s.capture is not None:           # one memcpy node per row (or one for a contiguous region)
         for r in range(1 if flat else height):

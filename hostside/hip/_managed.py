@@ -1,0 +1,106 @@
+"""Managed memory: hipMallocManaged, hipMemPrefetchAsync, hipMemAdvise.
+
+As CLR allocates it (an SVM fine-grained buffer in system memory), a managed allocation here is
+fine-grained memory of the host pool: coherent for the host (``host_array``) and every device, so
+there is nothing to migrate. A prefetch is a checked no-op on its stream, an advice is checked and
+kept for nothing. hipPointerGetAttributes reports hipMemoryTypeManaged (``isManaged`` 1) with the
+device current at allocation; hipFree frees it; a copy accepts it on either side of any
+hipMemcpyKind (stream copies, 1-D and 2-D, and graph memcpy nodes).
+
+Checks as in CLR (hipamd/src/hip_hmm.cpp): size 0 or flags other than hipMemAttachGlobal /
+hipMemAttachHost is hipErrorInvalidValue; a null pointer, a count of 0 or a range past its
+allocation is hipErrorInvalidValue; a device that is neither hipCpuDeviceId nor a device index is
+hipErrorInvalidDevice; during a stream capture that forbids it, hipErrorStreamCaptureUnsupported."""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from shm_layout import layouts as L
+
+from ._capture_rules import check_unsafe
+from ._context import _current_device, _get_stream, _st
+from ._errors import _api, _raise, hipError_t
+from ._memory import _managed
+
+__all__ = ["hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipMemoryAdvise",
+           "hipMemAttachGlobal", "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId"]
+
+#: hipMallocManaged / hipStreamAttachMemAsync flags (hip_runtime_api.h)
+hipMemAttachGlobal, hipMemAttachHost, hipMemAttachSingle = 1, 2, 4
+#: the device id that names the host (hipMemPrefetchAsync, hipMemAdvise)
+hipCpuDeviceId = -1
+
+
+class hipMemoryAdvise(enum.IntEnum):
+    """hipMemAdvise's advice, with hip_runtime_api.h's values."""
+    hipMemAdviseSetReadMostly = 1
+    hipMemAdviseUnsetReadMostly = 2
+    hipMemAdviseSetPreferredLocation = 3
+    hipMemAdviseUnsetPreferredLocation = 4
+    hipMemAdviseSetAccessedBy = 5
+    hipMemAdviseUnsetAccessedBy = 6
+    hipMemAdviseSetCoarseGrain = 100
+    hipMemAdviseUnsetCoarseGrain = 101
+
+
+def _int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+@_api
+def hipMallocManaged(size: int, flags: int = hipMemAttachGlobal) -> int:
+    """``size`` bytes of managed memory, reachable by the host and every device at one address."""
+    if not _int(size) or size <= 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"size must be a positive int, not {size!r}")
+    if not _int(flags) or flags not in (hipMemAttachGlobal, hipMemAttachHost):
+        _raise(hipError_t.hipErrorInvalidValue, f"flags must be hipMemAttachGlobal or hipMemAttachHost, not {flags!r}")
+    check_unsafe("hipMallocManaged")
+    rt = _st().rt
+    ptr = rt.allocate(None, int(size), L.ALLOC_HOST)
+    _managed(rt)[ptr] = _current_device()
+    return ptr
+
+
+def _range(api: str, ptr, count) -> None:
+    """``[ptr, ptr + count)`` lies in one live allocation of this process."""
+    if not _int(ptr) or not ptr:
+        _raise(hipError_t.hipErrorInvalidValue, f"{api}: ptr must be a non-null pointer (int), not {ptr!r}")
+    if not _int(count) or count <= 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"{api}: count must be a positive int, not {count!r}")
+    a = _st().rt.pointer_info(int(ptr))
+    if a is None:
+        _raise(hipError_t.hipErrorInvalidValue, f"{api}: {int(ptr):#x} is not in a live allocation")
+    if int(ptr) + int(count) > a.base + a.size:
+        _raise(hipError_t.hipErrorInvalidValue,
+               f"{api}: [{int(ptr):#x}, +{int(count)}) runs past its allocation [{a.base:#x}, +{a.size})")
+
+
+def _device(api: str, device) -> None:
+    if not _int(device) or not (device == hipCpuDeviceId or 0 <= device < len(_st().rt.agents)):
+        _raise(hipError_t.hipErrorInvalidDevice, f"{api}: device must be hipCpuDeviceId (-1) or a device "
+                                                 f"index, not {device!r}")
+
+
+@_api
+def hipMemPrefetchAsync(ptr: int, count: int, device: int, stream=None) -> None:
+    """Prefetch ``count`` bytes at ``ptr`` to ``device`` (hipCpuDeviceId: the host) on ``stream``:
+    checked, then nothing to do (the memory is coherent system memory for every agent)."""
+    check_unsafe("hipMemPrefetchAsync")
+    _range("hipMemPrefetchAsync", ptr, count)
+    _device("hipMemPrefetchAsync", device)
+    _get_stream(stream)                 # a bad or destroyed stream is its error
+
+
+@_api
+def hipMemAdvise(ptr: int, count: int, advice, device: int) -> None:
+    """Advise how ``count`` bytes at ``ptr`` are used: checked, and changes nothing here."""
+    check_unsafe("hipMemAdvise")
+    _range("hipMemAdvise", ptr, count)
+    try:
+        advice = hipMemoryAdvise(advice)
+    except ValueError:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipMemAdvise: advice must be a hipMemoryAdvise, not {advice!r}")
+    if advice not in (hipMemoryAdvise.hipMemAdviseSetReadMostly, hipMemoryAdvise.hipMemAdviseUnsetReadMostly):
+        _device("hipMemAdvise", device)     # CLR checks the device of every other advice

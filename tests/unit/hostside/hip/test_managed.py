@@ -1,0 +1,90 @@
+"""Managed memory (hostside.hip._managed): one address for the host and the devices, kernels and
+copies of every kind on it, prefetch and advice checked as CLR checks them."""
+import numpy as np
+import pytest
+
+from hostside import hip
+from tests.unit.hostside.hip.embedded import embedded_module
+
+pytestmark = pytest.mark.timeout(120)
+E = hip.hipError_t
+K = hip.hipMemcpyKind
+N = 1024
+
+
+@pytest.fixture(scope="module")
+def mod():
+    yield from embedded_module({"agents": 2, "memory_mib": 16, "host_pool_mib": 32, "engines": 2})
+
+
+def _err(code, fn, *args):
+    with pytest.raises(hip.HipError) as ei:
+        fn(*args)
+    assert ei.value.error == code, ei.value
+    return str(ei.value)
+
+
+def test_host_and_kernels_share_managed_memory(mod):
+    inc = hip.hipModuleGetFunction(mod, "inc")
+    p = hip.hipMallocManaged(N * 4)
+    view = hip.host_array(p, np.int32, N)
+    view[:] = np.arange(N, dtype=np.int32)          # the host writes, a kernel on each device adds one
+    for dev in (0, 1):
+        hip.hipSetDevice(dev)
+        s = hip.hipStreamCreate()
+        hip.hipMemPrefetchAsync(p, N * 4, dev, s)
+        hip.hipModuleLaunchKernel(inc, 1, 1, 1, 1, 1, 1, 0, s, [p, N])
+        hip.hipMemPrefetchAsync(p, N * 4, hip.hipCpuDeviceId, s)
+        hip.hipStreamSynchronize(s)
+        hip.hipStreamDestroy(s)
+    hip.hipSetDevice(0)
+    assert (view == np.arange(N) + 2).all()
+    # every copy kind takes it on either side, as HIP does
+    d = hip.hipMalloc(N * 4)
+    for kind in (K.hipMemcpyHostToDevice, K.hipMemcpyDeviceToDevice, K.hipMemcpyDefault):
+        hip.hipMemcpy(d, p, N * 4, kind)
+    out = np.zeros(N, np.int32)
+    hip.hipMemcpy(out, d, N * 4, K.hipMemcpyDeviceToHost)
+    assert (out == np.arange(N) + 2).all()
+    hip.hipMemcpy(p, np.full(N, 7, np.int32), N * 4, K.hipMemcpyHostToDevice)
+    assert (view == 7).all()
+    hip.hipMemcpy(p, d, N * 4, K.hipMemcpyDeviceToHost)
+    assert (view == np.arange(N) + 2).all()
+    # pinned memory is still refused where the kind says device
+    h = hip.hipHostMalloc(64)
+    _err(E.hipErrorInvalidMemcpyDirection, hip.hipMemcpy, h, d, 64, K.hipMemcpyDeviceToDevice)
+    a = hip.hipPointerGetAttributes(p + 8)
+    assert a.type == hip.hipMemoryTypeManaged and a.isManaged == 1 and a.device == 0
+    assert a.devicePointer == a.hostPointer == p + 8
+    hip.hipFree(p)
+    assert hip.hipPointerGetAttributes(p).type == hip.hipMemoryTypeUnregistered
+    _err(E.hipErrorInvalidValue, hip.hipFree, p)                  # freed once
+    hip.hipFree(d)
+    hip.hipHostFree(h)
+
+
+def test_managed_arguments_checked_as_clr(mod):
+    for size in (0, -1, 1.5, "x", None):
+        _err(E.hipErrorInvalidValue, hip.hipMallocManaged, size)
+    for flags in (0, 3, hip.hipMemAttachSingle, -1, "g"):
+        _err(E.hipErrorInvalidValue, hip.hipMallocManaged, 64, flags)
+    p = hip.hipMallocManaged(4096, hip.hipMemAttachHost)
+    try:
+        assert "runs past its allocation" in _err(E.hipErrorInvalidValue, hip.hipMemPrefetchAsync, p, 8192, 0)
+        _err(E.hipErrorInvalidValue, hip.hipMemPrefetchAsync, 0, 64, 0)
+        _err(E.hipErrorInvalidValue, hip.hipMemPrefetchAsync, p, 0, 0)
+        _err(E.hipErrorInvalidDevice, hip.hipMemPrefetchAsync, p, 64, 2)
+        _err(E.hipErrorInvalidDevice, hip.hipMemPrefetchAsync, p, 64, -2)
+        _err(E.hipErrorInvalidValue, hip.hipMemPrefetchAsync, 0xdead0000, 64, 0)
+        A = hip.hipMemoryAdvise
+        hip.hipMemAdvise(p, 4096, A.hipMemAdviseSetReadMostly, 99)   # the device is not checked for it
+        hip.hipMemAdvise(p, 64, A.hipMemAdviseSetPreferredLocation, hip.hipCpuDeviceId)
+        hip.hipMemAdvise(p, 64, A.hipMemAdviseSetAccessedBy, 1)
+        _err(E.hipErrorInvalidDevice, hip.hipMemAdvise, p, 64, A.hipMemAdviseSetAccessedBy, 5)
+        _err(E.hipErrorInvalidValue, hip.hipMemAdvise, p, 64, 7, 0)
+        _err(E.hipErrorInvalidValue, hip.hipMemAdvise, p, 0, A.hipMemAdviseSetReadMostly, 0)
+        s = hip.hipStreamCreate()
+        hip.hipStreamDestroy(s)
+        _err(E.hipErrorContextIsDestroyed, hip.hipMemPrefetchAsync, p, 64, 0, s)
+    finally:
+        hip.hipFree(p)
