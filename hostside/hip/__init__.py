@@ -75,6 +75,7 @@ from ._misc import (hipChooseDevice, hipDeviceGetByPCIBusId, hipDeviceGetCacheCo
                     hipDeviceGetName, hipDeviceGetPCIBusId, hipDeviceLmemResizeToMax, hipDeviceMapHost,
                     hipDeviceScheduleAuto, hipDeviceScheduleBlockingSync, hipDeviceScheduleMask, hipDeviceScheduleSpin,
                     hipDeviceScheduleYield, hipDeviceSetCacheConfig, hipDeviceSetLimit, hipDeviceTotalMem,
+                    hipDeviceGet, hipDeviceComputeCapability,
                     hipFuncAttributes, hipFuncCache_t, hipFuncCachePreferEqual, hipFuncCachePreferL1,
                     hipFuncCachePreferNone, hipFuncCachePreferShared, hipFuncGetAttribute, hipFuncGetAttributes,
                     hipFuncSetCacheConfig, hipFunction_attribute, hipGetDeviceFlags, hipInit, hipLimit_t,
@@ -151,7 +152,8 @@ __all__ = [
     "hipMemPoolReuseAllowInternalDependencies", "hipMemPoolAttrReleaseThreshold", "hipMemPoolAttrReservedMemCurrent",
     "hipMemPoolAttrReservedMemHigh", "hipMemPoolAttrUsedMemCurrent", "hipMemPoolAttrUsedMemHigh",
     # the smaller calls (_misc)
-    "hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipSetDeviceFlags", "hipGetDeviceFlags",
+    "hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipDeviceGet", "hipDeviceComputeCapability",
+    "hipSetDeviceFlags", "hipGetDeviceFlags",
     "hipDeviceScheduleAuto", "hipDeviceScheduleSpin", "hipDeviceScheduleYield", "hipDeviceScheduleBlockingSync",
     "hipDeviceScheduleMask", "hipDeviceMapHost", "hipDeviceLmemResizeToMax", "hipLimit_t", "hipLimitStackSize",
     "hipLimitPrintfFifoSize", "hipLimitMallocHeapSize", "hipDeviceGetLimit", "hipDeviceSetLimit", "hipFuncCache_t",

@@ -23,7 +23,8 @@ from ._limits import MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK, WARP_SIZE
 from ._memory import _host_info, hipMemoryTypeDevice, hipMemoryTypeHost
 from ._module import hipFunction_t
 
-__all__ = ["hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipSetDeviceFlags", "hipGetDeviceFlags",
+__all__ = ["hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipDeviceGet", "hipDeviceComputeCapability",
+           "hipSetDeviceFlags", "hipGetDeviceFlags",
            "hipDeviceScheduleAuto", "hipDeviceScheduleSpin", "hipDeviceScheduleYield",
            "hipDeviceScheduleBlockingSync", "hipDeviceScheduleMask", "hipDeviceMapHost", "hipDeviceLmemResizeToMax",
            "hipLimit_t", "hipLimitStackSize", "hipLimitPrintfFifoSize", "hipLimitMallocHeapSize",
@@ -91,6 +92,21 @@ def hipDeviceTotalMem(device: int) -> int:
     rt = _st().rt
     _check_device(rt, device)
     return int(rt.pm.topo.memory_bytes)
+
+
+@_api
+def hipDeviceGet(ordinal: int) -> int:
+    """The driver API's device handle of device ``ordinal`` (the ordinal itself, as in CLR); a bad
+    ordinal is hipErrorInvalidDevice."""
+    _check_device(_st().rt, ordinal)
+    return int(ordinal)
+
+
+@_api
+def hipDeviceComputeCapability(device: int) -> tuple[int, int]:
+    """(major, minor) of ``device`` (hipDeviceProp_t.major/minor); a bad device is hipErrorInvalidDevice."""
+    _check_device(_st().rt, device)
+    return DEVICE_MAJOR, DEVICE_MINOR
 
 
 # -- device flags ------------------------------------------------------------------------------------

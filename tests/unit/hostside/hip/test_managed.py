@@ -88,3 +88,12 @@ def test_managed_arguments_checked_as_clr(mod):
         _err(E.hipErrorContextIsDestroyed, hip.hipMemPrefetchAsync, p, 64, 0, s)
     finally:
         hip.hipFree(p)
+
+
+def test_driver_device_handle_and_compute_capability(mod):
+    props = hip.hipGetDeviceProperties(1)
+    assert hip.hipDeviceGet(1) == 1
+    assert hip.hipDeviceComputeCapability(hip.hipDeviceGet(0)) == (props.major, props.minor)
+    for bad in (2, -1, "0", 1.0, None):
+        _err(E.hipErrorInvalidDevice, hip.hipDeviceGet, bad)
+        _err(E.hipErrorInvalidDevice, hip.hipDeviceComputeCapability, bad)
