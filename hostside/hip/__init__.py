@@ -34,7 +34,7 @@ from shm_layout.kernels import SignatureError, kernel
 
 from ._errors import HipError, hipError_t, hipGetLastError, hipPeekAtLastError
 from ._managed import (hipCpuDeviceId, hipMallocManaged, hipMemAdvise, hipMemAttachGlobal, hipMemAttachHost,
-                       hipMemAttachSingle, hipMemoryAdvise, hipMemPrefetchAsync)
+                       hipMemAttachSingle, hipMemoryAdvise, hipMemPrefetchAsync, hipStreamAttachMemAsync)
 from ._errstrings import hipDrvGetErrorName, hipDrvGetErrorString, hipGetErrorName, hipGetErrorString
 from ._context import hipStream_t, hipStreamDefault, hipStreamLegacy, hipStreamNonBlocking, hipStreamPerThread
 from ._device import (hipDeviceProp_t, hipDeviceReset, hipDeviceSynchronize, hipGetDevice, hipGetDeviceCount,
@@ -75,7 +75,7 @@ from ._misc import (hipChooseDevice, hipDeviceGetByPCIBusId, hipDeviceGetCacheCo
                     hipDeviceGetName, hipDeviceGetPCIBusId, hipDeviceLmemResizeToMax, hipDeviceMapHost,
                     hipDeviceScheduleAuto, hipDeviceScheduleBlockingSync, hipDeviceScheduleMask, hipDeviceScheduleSpin,
                     hipDeviceScheduleYield, hipDeviceSetCacheConfig, hipDeviceSetLimit, hipDeviceTotalMem,
-                    hipDeviceGet, hipDeviceComputeCapability,
+                    hipDeviceGet, hipDeviceComputeCapability, hipMemPtrGetInfo,
                     hipFuncAttributes, hipFuncCache_t, hipFuncCachePreferEqual, hipFuncCachePreferL1,
                     hipFuncCachePreferNone, hipFuncCachePreferShared, hipFuncGetAttribute, hipFuncGetAttributes,
                     hipFuncSetCacheConfig, hipFunction_attribute, hipGetDeviceFlags, hipInit, hipLimit_t,
@@ -111,7 +111,7 @@ __all__ = [
     "hipDrvGetErrorName", "hipDrvGetErrorString",
     # managed memory (_managed)
     "hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipMemoryAdvise", "hipMemAttachGlobal",
-    "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId",
+    "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId", "hipStreamAttachMemAsync",
     # streams (_context)
     "hipStream_t", "hipStreamDefault", "hipStreamNonBlocking", "hipStreamLegacy", "hipStreamPerThread",
     # devices (_device)
@@ -153,7 +153,7 @@ __all__ = [
     "hipMemPoolAttrReservedMemHigh", "hipMemPoolAttrUsedMemCurrent", "hipMemPoolAttrUsedMemHigh",
     # the smaller calls (_misc)
     "hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipDeviceGet", "hipDeviceComputeCapability",
-    "hipSetDeviceFlags", "hipGetDeviceFlags",
+    "hipMemPtrGetInfo", "hipSetDeviceFlags", "hipGetDeviceFlags",
     "hipDeviceScheduleAuto", "hipDeviceScheduleSpin", "hipDeviceScheduleYield", "hipDeviceScheduleBlockingSync",
     "hipDeviceScheduleMask", "hipDeviceMapHost", "hipDeviceLmemResizeToMax", "hipLimit_t", "hipLimitStackSize",
     "hipLimitPrintfFifoSize", "hipLimitMallocHeapSize", "hipDeviceGetLimit", "hipDeviceSetLimit", "hipFuncCache_t",

@@ -1,11 +1,11 @@
-"""Managed memory: hipMallocManaged, hipMemPrefetchAsync, hipMemAdvise.
+"""Managed memory: hipMallocManaged, hipMemPrefetchAsync, hipMemAdvise, hipStreamAttachMemAsync.
 
 As CLR allocates it (an SVM fine-grained buffer in system memory), a managed allocation here is
 fine-grained memory of the host pool: coherent for the host (``host_array``) and every device, so
-there is nothing to migrate. A prefetch is a checked no-op on its stream, an advice is checked and
-kept for nothing. hipPointerGetAttributes reports hipMemoryTypeManaged (``isManaged`` 1) with the
-device current at allocation; hipFree frees it; a copy accepts it on either side of any
-hipMemcpyKind (stream copies, 1-D and 2-D, and graph memcpy nodes).
+there is nothing to migrate. A prefetch is a checked no-op on its stream, an advice and a stream
+attachment are checked and kept for nothing. hipPointerGetAttributes reports hipMemoryTypeManaged
+(``isManaged`` 1) with the device current at allocation; hipFree frees it; a copy accepts it on
+either side of any hipMemcpyKind (stream copies, 1-D and 2-D, and graph memcpy nodes).
 
 Checks as in CLR (hipamd/src/hip_hmm.cpp): size 0 or flags other than hipMemAttachGlobal /
 hipMemAttachHost is hipErrorInvalidValue; a null pointer, a count of 0 or a range past its
@@ -24,7 +24,7 @@ from ._context import _current_device, _get_stream, _st
 from ._errors import _api, _raise, hipError_t
 from ._memory import _managed
 
-__all__ = ["hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipMemoryAdvise",
+__all__ = ["hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipStreamAttachMemAsync", "hipMemoryAdvise",
            "hipMemAttachGlobal", "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId"]
 
 #: hipMallocManaged / hipStreamAttachMemAsync flags (hip_runtime_api.h)
@@ -59,7 +59,7 @@ def hipMallocManaged(size: int, flags: int = hipMemAttachGlobal) -> int:
     check_unsafe("hipMallocManaged")
     rt = _st().rt
     ptr = rt.allocate(None, int(size), L.ALLOC_HOST)
-    _managed(rt)[ptr] = _current_device()
+    _managed(rt)[ptr] = (_current_device(), int(size))
     return ptr
 
 
@@ -104,3 +104,31 @@ def hipMemAdvise(ptr: int, count: int, advice, device: int) -> None:
         _raise(hipError_t.hipErrorInvalidValue, f"hipMemAdvise: advice must be a hipMemoryAdvise, not {advice!r}")
     if advice not in (hipMemoryAdvise.hipMemAdviseSetReadMostly, hipMemoryAdvise.hipMemAdviseUnsetReadMostly):
         _device("hipMemAdvise", device)     # CLR checks the device of every other advice
+
+
+@_api
+def hipStreamAttachMemAsync(stream, ptr: int, length: int = 0, flags: int = hipMemAttachSingle) -> None:
+    """Attach managed memory to ``stream`` (hipMemAttachSingle) or to all (hipMemAttachGlobal,
+    hipMemAttachHost): checked as in CLR, and changes nothing here (every agent sees the memory).
+    A null pointer, other flags, hipMemAttachSingle on the null stream, a pointer outside every
+    allocation, or a ``length`` of a managed allocation that is neither 0 nor its size is
+    hipErrorInvalidValue."""
+    if not _int(ptr) or not ptr:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipStreamAttachMemAsync: ptr must be a non-null pointer, not {ptr!r}")
+    if not _int(flags) or flags not in (hipMemAttachGlobal, hipMemAttachHost, hipMemAttachSingle):
+        _raise(hipError_t.hipErrorInvalidValue, f"hipStreamAttachMemAsync: flags must be hipMemAttachGlobal, "
+                                                f"hipMemAttachHost or hipMemAttachSingle, not {flags!r}")
+    if flags == hipMemAttachSingle and (stream is None or (_int(stream) and stream == 0)):
+        _raise(hipError_t.hipErrorInvalidValue, "hipStreamAttachMemAsync: hipMemAttachSingle needs a stream")
+    if not _int(length) or length < 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipStreamAttachMemAsync: length must be a non-negative int, "
+                                                f"not {length!r}")
+    _get_stream(stream)
+    rt = _st().rt
+    a = rt.pointer_info(int(ptr))
+    if a is None:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipStreamAttachMemAsync: {int(ptr):#x} is not in a live allocation")
+    m = _managed(rt).get(a.base)
+    if m is not None and length and length != m[1]:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipStreamAttachMemAsync: length {length} is neither 0 nor the "
+                                                f"allocation's {m[1]} bytes")

@@ -68,7 +68,7 @@ def hipFree(ptr: int) -> None:
     managed = _managed(rt).get(ptr)
     if a is None or a.base != ptr or (a.agent < 0 and managed is None):
         _raise(hipError_t.hipErrorInvalidValue, f"{ptr:#x} is not a pointer returned by hipMalloc or hipMallocManaged")
-    _synchronize_device(a.agent if managed is None else managed)
+    _synchronize_device(a.agent if managed is None else managed[0])
     rt.free(ptr)
     _managed(rt).pop(ptr, None)
 
@@ -102,8 +102,8 @@ def hipHostMalloc(size: int, flags: int = 0) -> int:
 
 
 def _managed(rt) -> dict:
-    """base -> device current at hipMallocManaged, for this runtime's managed allocations (``_managed``
-    module): host-pool memory that copies accept on either side."""
+    """base -> (device current at hipMallocManaged, size asked for), for this runtime's managed
+    allocations (``_managed`` module): host-pool memory that copies accept on either side."""
     d = getattr(rt, "_hip_managed", None)
     if d is None:
         d = rt._hip_managed = {}
@@ -218,7 +218,7 @@ def hipPointerGetAttributes(ptr) -> hipPointerAttribute_t:
     if a.agent >= 0:
         return hipPointerAttribute_t(hipMemoryTypeDevice, a.agent, ptr, 0, 0, 0)
     if a.base in _managed(rt):
-        return hipPointerAttribute_t(hipMemoryTypeManaged, _managed(rt)[a.base], ptr, ptr, 1, 0)
+        return hipPointerAttribute_t(hipMemoryTypeManaged, _managed(rt)[a.base][0], ptr, ptr, 1, 0)
     device, flags = _host_info(rt).get(a.base, (0, 0))
     return hipPointerAttribute_t(hipMemoryTypeHost, device, ptr, ptr, 0, flags)
 

@@ -24,6 +24,7 @@ from ._memory import _host_info, hipMemoryTypeDevice, hipMemoryTypeHost
 from ._module import hipFunction_t
 
 __all__ = ["hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipDeviceGet", "hipDeviceComputeCapability",
+           "hipMemPtrGetInfo",
            "hipSetDeviceFlags", "hipGetDeviceFlags",
            "hipDeviceScheduleAuto", "hipDeviceScheduleSpin", "hipDeviceScheduleYield",
            "hipDeviceScheduleBlockingSync", "hipDeviceScheduleMask", "hipDeviceMapHost", "hipDeviceLmemResizeToMax",
@@ -419,6 +420,16 @@ def hipMemGetAddressRange(dptr) -> tuple[int, int]:
     if a is None:
         _raise(hipError_t.hipErrorNotFound, f"no allocation contains {int(dptr):#x}")
     return a.base, a.size
+
+
+@_api
+def hipMemPtrGetInfo(ptr) -> int:
+    """Bytes of the allocation that contains ``ptr`` (hdemu's size: a whole multiple of 256 bytes);
+    a pointer no allocation contains is hipErrorInvalidValue, as in CLR."""
+    a = _allocation(_st().rt, ptr) if _int(ptr) and ptr else None
+    if a is None:
+        _raise(hipError_t.hipErrorInvalidValue, f"{ptr!r} is not a pointer into a live allocation")
+    return a.size
 
 
 # -- function attributes and occupancy ---------------------------------------------------------------

@@ -97,3 +97,23 @@ def test_driver_device_handle_and_compute_capability(mod):
     for bad in (2, -1, "0", 1.0, None):
         _err(E.hipErrorInvalidDevice, hip.hipDeviceGet, bad)
         _err(E.hipErrorInvalidDevice, hip.hipDeviceComputeCapability, bad)
+
+
+def test_stream_attach_and_pointer_info(mod):
+    p = hip.hipMallocManaged(1000)
+    s = hip.hipStreamCreate()
+    try:
+        hip.hipStreamAttachMemAsync(s, p)
+        hip.hipStreamAttachMemAsync(s, p, 1000, hip.hipMemAttachGlobal)
+        hip.hipStreamAttachMemAsync(None, p, 0, hip.hipMemAttachHost)
+        assert "neither 0 nor" in _err(E.hipErrorInvalidValue, hip.hipStreamAttachMemAsync, s, p, 999)
+        _err(E.hipErrorInvalidValue, hip.hipStreamAttachMemAsync, None, p)      # Single needs a stream
+        _err(E.hipErrorInvalidValue, hip.hipStreamAttachMemAsync, s, 0)
+        _err(E.hipErrorInvalidValue, hip.hipStreamAttachMemAsync, s, p, 0, 3)
+        _err(E.hipErrorInvalidValue, hip.hipStreamAttachMemAsync, s, 0xdead0000)
+        assert hip.hipMemPtrGetInfo(p) == 1024 and hip.hipMemPtrGetInfo(p + 999) == 1024   # 256-byte granules
+        for bad in (0, None, "p", 0xdead0000):
+            _err(E.hipErrorInvalidValue, hip.hipMemPtrGetInfo, bad)
+    finally:
+        hip.hipStreamDestroy(s)
+        hip.hipFree(p)
