@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import enum
 
-import numpy as np
-
 from shm_layout import layouts as L
 
 from ._capture_rules import check_unsafe
 from ._context import _current_device, _get_stream, _st
 from ._errors import _api, _raise, hipError_t
 from ._memory import _managed
+from ._misc import _allocation, _int
 
 __all__ = ["hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipStreamAttachMemAsync", "hipMemoryAdvise",
            "hipMemAttachGlobal", "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId"]
@@ -45,10 +44,6 @@ class hipMemoryAdvise(enum.IntEnum):
     hipMemAdviseUnsetCoarseGrain = 101
 
 
-def _int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
 @_api
 def hipMallocManaged(size: int, flags: int = hipMemAttachGlobal) -> int:
     """``size`` bytes of managed memory, reachable by the host and every device at one address."""
@@ -64,12 +59,12 @@ def hipMallocManaged(size: int, flags: int = hipMemAttachGlobal) -> int:
 
 
 def _range(api: str, ptr, count) -> None:
-    """``[ptr, ptr + count)`` lies in one live allocation of this process."""
+    """``[ptr, ptr + count)`` lies in one live hipMalloc/hipHostMalloc/hipMallocManaged allocation."""
     if not _int(ptr) or not ptr:
         _raise(hipError_t.hipErrorInvalidValue, f"{api}: ptr must be a non-null pointer (int), not {ptr!r}")
     if not _int(count) or count <= 0:
         _raise(hipError_t.hipErrorInvalidValue, f"{api}: count must be a positive int, not {count!r}")
-    a = _st().rt.pointer_info(int(ptr))
+    a = _allocation(_st().rt, ptr)
     if a is None:
         _raise(hipError_t.hipErrorInvalidValue, f"{api}: {int(ptr):#x} is not in a live allocation")
     if int(ptr) + int(count) > a.base + a.size:
@@ -125,7 +120,7 @@ def hipStreamAttachMemAsync(stream, ptr: int, length: int = 0, flags: int = hipM
                                                 f"not {length!r}")
     _get_stream(stream)
     rt = _st().rt
-    a = rt.pointer_info(int(ptr))
+    a = _allocation(rt, ptr)
     if a is None:
         _raise(hipError_t.hipErrorInvalidValue, f"hipStreamAttachMemAsync: {int(ptr):#x} is not in a live allocation")
     m = _managed(rt).get(a.base)
