@@ -82,7 +82,7 @@ class OrderPoint:
     done yet). ``lock`` keeps a record and the waits on it together (lock order: order point, then
     stream)."""
 
-    __slots__ = ("v", "rt", "signal", "waiters", "retired", "mark", "lock")
+    __slots__ = ("v", "rt", "signal", "waiters", "retired", "mark", "lock", "idle_at")
 
     def __init__(self, v):
         self.v = v
@@ -92,16 +92,23 @@ class OrderPoint:
         self.retired: list = []     # (signal, waiters, stream) of earlier records still waited on
         self.mark = None            # (commands, last signal) of v at the last record
         self.lock = threading.Lock()
+        #: ``v.commands`` when ``v`` was last seen with all its work done: while it has taken no
+        #: command since, there is nothing to wait for (no lock taken: the legacy null stream checks
+        #: every blocking stream at each of its launches)
+        self.idle_at = -1
 
     def wait_from(self, w) -> bool:
         """Make the next command of stream ``w`` (a VirtualGPU, not ``v``) wait for everything
         submitted to ``v`` so far. Nothing is added when that work is done already; raises the
         HsaError of ``v`` when ``v`` failed (it would never get there). True if a wait was added."""
         v = self.v
+        if v.commands == self.idle_at:
+            return False                    # nothing submitted to v since it was seen idle
         with self.lock:
             with v.lock:
                 last = v.last_signal
                 if last is None or last.load() == 0:
+                    self.idle_at = v.commands
                     return False            # v is idle: nothing to wait for
                 v.check()                   # a failed stream runs nothing more: HsaError, no wait
                 if self.mark != (v.commands, last):

@@ -65,6 +65,25 @@ def test_null_stream_waits_for_blocking_streams(mod, dint):
     hip.hipStreamDestroy(s)
 
 
+def test_null_stream_waits_for_work_after_it_saw_the_stream_idle(mod, dint):
+    """The null stream skips a blocking stream that took no command since it was seen idle: work
+    submitted after that is still waited for, every time."""
+    d = dint()
+    s = hip.hipStreamCreate()
+    for i in range(3):
+        launch(mod, "increment", [d, 16], None, n=16)     # s idle: nothing to wait for
+        hip.hipStreamSynchronize(None)
+        with Gate(mod) as g:
+            g.launch(s)
+            launch(mod, "set_value", [d, 10 * (i + 1), 16], s, n=16)
+            launch(mod, "increment", [d, 16], None, n=16)     # must run after set_value
+            assert hip.hipStreamQuery(None) == E.hipErrorNotReady
+            g.open()
+            hip.hipStreamSynchronize(None)
+        assert (read(d) == 10 * (i + 1) + 1).all(), i
+    hip.hipStreamDestroy(s)
+
+
 def test_blocking_stream_waits_for_the_null_stream(mod, dint):
     d = dint()
     s = hip.hipStreamCreate()
