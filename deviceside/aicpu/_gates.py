@@ -26,7 +26,11 @@ A gate fails only while ownership is on the device, so the affected records are 
 Under ``common_mode`` a thread that stalls raises the shared stall flag and every thread parks at
 its next record until the host has drained everything (one aligned gap). Every stall is logged in
 the thread's stall log (thread, kind, gate, start, end, outcome, refill time) and, but for the
-stall pool's own waits, written in-band as a stall record.
+stall pool's own waits, written in-band as a stall record. That record is written after the call
+that stalled (``write`` drains ``stall_backlog`` at its end), never from inside the gate: a stall
+record that fills the stall pool's buffer publishes it on the ready queue, and from inside the push
+gate it would take the very slot the gate just found free (the outer publish then overran the ring
+by one entry, and the host saw a full queue as empty: a whole lap of entries lost).
 
 After a backstop expires the thread checks the collector's pid: if the host is gone it drops from
 then on without waiting (``host_gone``), and the lane exits or idles (``on_host_gone``). A thread the
@@ -135,6 +139,8 @@ class GatedThread:
         stall = g.stall_log_off(t)
         self.stall_i = stall // 8 + _STALL_COUNT64
         self.stall_base = stall + _STALL_RECORDS
+        #: in-band stall records not written yet (``flush_stalls``, after the call that stalled)
+        self.stall_backlog: list = []
 
     def write(self, k: int, recs: np.ndarray, park: bool = True) -> None:
         """Write records of kind ``k`` (the subclass's; the stall log writes its in-band copies)."""
@@ -201,9 +207,15 @@ class GatedThread:
         st = self.status
         st["stalls"] += 1
         st["stall_ns"] += end - start
-        if k != D.K_STALL and D.K_STALL in self.pools:     # the in-band copy, in the data stream
-            r = np.zeros(1, D.stall_record)
-            r[0] = (self.t, k, gate, outcome, start, end, release)
+        if k != D.K_STALL and D.K_STALL in self.pools:     # the in-band copy, in the data stream, later
+            self.stall_backlog.append((self.t, k, gate, outcome, start, end, release))
+
+    def flush_stalls(self) -> None:
+        """Write the in-band copies of the stalls logged so far into the stall pool (outside every
+        gate: see the module). The stall pool's own waits log no stall, so this adds none."""
+        if self.stall_backlog:
+            r = np.array(self.stall_backlog, D.stall_record)
+            self.stall_backlog.clear()
             self.write(D.K_STALL, r, park=False)
 
     def _common_park(self):

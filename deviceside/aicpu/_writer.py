@@ -117,6 +117,8 @@ class AicpuThread(GatedThread):
             pool.dropped += n - i
         self._store_counts(pool)
         self.records += n
+        if self.stall_backlog and k != D.K_STALL:
+            self.flush_stalls()                # the stalls of this call, in-band (see _gates)
 
     def write_one(self, k: int, *fields) -> None:
         """``write`` of one record of kind ``k`` given as its field values (in ``struct_of`` order),
@@ -136,12 +138,21 @@ class AicpuThread(GatedThread):
             pool.dropped += 1
         self._store_counts(pool)
         self.records += 1
+        if self.stall_backlog:
+            self.flush_stalls()                # (k is never the stall kind here: those go through write)
 
     def flush(self) -> None:
         """Publish every partial buffer (end of run); no replacement is claimed."""
+        self.flush_stalls()
         for pool in self.pools.values():
-            self._switch(pool, replace=False)
-            self._store_counts(pool)
+            if pool.k != D.K_STALL:
+                self._switch(pool, replace=False)
+                self._store_counts(pool)
+        self.flush_stalls()                    # the stalls of those last publishes, then the stall pool
+        stall = self.pools.get(D.K_STALL)
+        if stall is not None:
+            self._switch(stall, replace=False)
+            self._store_counts(stall)
 
     # -- ArgsDump payload arena -----------------------------------------------------------------------------
     def write_payload(self, payload: bytes):

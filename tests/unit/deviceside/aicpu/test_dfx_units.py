@@ -192,3 +192,48 @@ def test_bulk_write_back_rolls_back_device_fields_on_a5(tmp_path):
         assert lane.h32[(g.pool_off(0, K) + D.PB_HEAD) // 4] == 0, "device-owned free-queue head rolled back"
     finally:
         plat.stop()
+
+
+def test_stall_record_of_a_push_stall_never_takes_the_slot_the_gate_found(tmp_path, arch):
+    """A push that stalls on a full ready queue logs a stall, whose in-band record fills the stall
+    pool's one-record buffer: that buffer is published after the push, never from inside its gate
+    (it took the slot the gate had just found free, and the push then wrote over the oldest unread
+    entry: the host saw a full queue as empty and a whole lap of entries was lost)."""
+    import threading
+
+    from shm_layout.layouts import struct_of
+    from shm_layout.sync import notify, wait_until
+    entry = struct_of(D.ready_entry)
+    plat = make(tmp_path, arch, ready_depth=4, buffers_per_pool=6, records_per_buffer={"aicpu_task": 4, "stall": 1})
+    try:
+        lane = Lane(plat.name, 0)
+        col = Collector(plat.name, str(tmp_path / "o"))
+        col._open_outputs()
+        g = lane.g
+        give(col, 0, K, 5)
+        give(col, 0, D.K_STALL, 4)
+        th = lane.threads[0]
+        for i in range(3):
+            th.write(K, recs(4, 4 * i))                 # three entries: the queue (4 slots) is full
+        assert lane.h32[g.tail_off(0) // 4] == 3
+        waiters = (g.wake_word_off(0) + 4) // 4       # the thread's wake word: who sleeps on it
+        w = threading.Thread(target=th.write, args=(K, recs(4, 12)), daemon=True)
+        w.start()                                      # its push finds the queue full and waits
+        wait_until(lambda: lane.c32[waiters] > 0, 10, "the push gate to sleep")
+        eo = g.entry_off(0, 0)                         # the host takes entry 0: one slot free
+        col.hdr.read_range_from_device(eo, entry.size)
+        col.process_entry(0, 0, entry.unpack_from(col.hdr.host, eo), [])
+        col.heads[0] = 1
+        col.host_put_u32(g.head_off(0), 1)
+        notify(lane.ctl.addr + g.wake_word_off(0))
+        w.join(10)
+        assert not w.is_alive()
+        head, tail = 1, int(lane.h32[g.tail_off(0) // 4])
+        assert (tail - head) % g.N == 3, f"tail {tail}: the ready queue holds {(tail - head) % g.N} entries, not 3"
+        assert col.drain_queue(0, 0, []) == 3
+        assert col.collected[(0, K)] == 16
+        assert int(col.c64[g.loss_word(0, K, "lost")]) == 0
+        st = read_stalls(plat.pm)
+        assert ("push", "recovered") in [(s["gate"], s["outcome"]) for s in st]
+    finally:
+        plat.stop()
