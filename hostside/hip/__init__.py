@@ -33,8 +33,9 @@ registers the embedded-platform factory with hsa) and ``shm_layout``.
 from shm_layout.kernels import SignatureError, kernel
 
 from ._errors import HipError, hipError_t, hipGetLastError, hipPeekAtLastError
-from ._managed import (hipCpuDeviceId, hipMallocManaged, hipMemAdvise, hipMemAttachGlobal, hipMemAttachHost,
-                       hipMemAttachSingle, hipMemoryAdvise, hipMemPrefetchAsync, hipStreamAttachMemAsync)
+from ._managed import (hipCpuDeviceId, hipHostGetDevicePointer, hipHostGetFlags, hipMallocManaged, hipMemAdvise,
+                       hipMemAttachGlobal, hipMemAttachHost, hipMemAttachSingle, hipMemoryAdvise, hipMemPrefetchAsync,
+                       hipStreamAttachMemAsync)
 from ._errstrings import hipDrvGetErrorName, hipDrvGetErrorString, hipGetErrorName, hipGetErrorString
 from ._context import hipStream_t, hipStreamDefault, hipStreamLegacy, hipStreamNonBlocking, hipStreamPerThread
 from ._device import (hipDeviceProp_t, hipDeviceReset, hipDeviceSynchronize, hipGetDevice, hipGetDeviceCount,
@@ -110,7 +111,8 @@ __all__ = [
     "hipError_t", "HipError", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName", "hipGetErrorString",
     "hipDrvGetErrorName", "hipDrvGetErrorString",
     # managed memory (_managed)
-    "hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipMemoryAdvise", "hipMemAttachGlobal",
+    "hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipMemoryAdvise", "hipHostGetDevicePointer",
+    "hipHostGetFlags", "hipMemAttachGlobal",
     "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId", "hipStreamAttachMemAsync",
     # streams (_context)
     "hipStream_t", "hipStreamDefault", "hipStreamNonBlocking", "hipStreamLegacy", "hipStreamPerThread",

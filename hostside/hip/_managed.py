@@ -1,4 +1,5 @@
-"""Managed memory: hipMallocManaged, hipMemPrefetchAsync, hipMemAdvise, hipStreamAttachMemAsync.
+"""Managed memory: hipMallocManaged, hipMemPrefetchAsync, hipMemAdvise, hipStreamAttachMemAsync; and
+the queries of host memory a device reaches, hipHostGetDevicePointer and hipHostGetFlags.
 
 As CLR allocates it (an SVM fine-grained buffer in system memory), a managed allocation here is
 fine-grained memory of the host pool: coherent for the host (``host_array``) and every device, so
@@ -10,7 +11,11 @@ either side of any hipMemcpyKind (stream copies, 1-D and 2-D, and graph memcpy n
 Checks as in CLR (hipamd/src/hip_hmm.cpp): size 0 or flags other than hipMemAttachGlobal /
 hipMemAttachHost is hipErrorInvalidValue; a null pointer, a count of 0 or a range past its
 allocation is hipErrorInvalidValue; a device that is neither hipCpuDeviceId nor a device index is
-hipErrorInvalidDevice; during a stream capture that forbids it, hipErrorStreamCaptureUnsupported."""
+hipErrorInvalidDevice; during a stream capture that forbids it, hipErrorStreamCaptureUnsupported.
+
+hipHostGetDevicePointer gives the device's address of host memory (the same address: system memory
+is mapped for every device at the host's address) and hipHostGetFlags the flags hipHostMalloc was
+given, for the allocation's base or any byte inside it (CLR hip_memory.cpp, checked as there)."""
 from __future__ import annotations
 
 import enum
@@ -20,11 +25,12 @@ from shm_layout import layouts as L
 from ._capture_rules import check_unsafe
 from ._context import _current_device, _get_stream, _st
 from ._errors import _api, _raise, hipError_t
-from ._memory import _managed
+from ._memory import _host_info, _managed
 from ._misc import _allocation, _int
 
 __all__ = ["hipMallocManaged", "hipMemPrefetchAsync", "hipMemAdvise", "hipStreamAttachMemAsync", "hipMemoryAdvise",
-           "hipMemAttachGlobal", "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId"]
+           "hipMemAttachGlobal", "hipMemAttachHost", "hipMemAttachSingle", "hipCpuDeviceId", "hipHostGetDevicePointer",
+           "hipHostGetFlags"]
 
 #: hipMallocManaged / hipStreamAttachMemAsync flags (hip_runtime_api.h)
 hipMemAttachGlobal, hipMemAttachHost, hipMemAttachSingle = 1, 2, 4
@@ -127,3 +133,36 @@ def hipStreamAttachMemAsync(stream, ptr: int, length: int = 0, flags: int = hipM
     if m is not None and length and length != m[1]:
         _raise(hipError_t.hipErrorInvalidValue, f"hipStreamAttachMemAsync: length {length} is neither 0 nor the "
                                                 f"allocation's {m[1]} bytes")
+
+
+@_api
+def hipHostGetDevicePointer(hostPtr: int, flags: int = 0) -> int:
+    """The device pointer of ``hostPtr``: memory of a live allocation (hipHostMalloc, hipMallocManaged,
+    hipMalloc) is reached by the device at the same address. A null pointer, one outside every live
+    allocation (a numpy array's memory: hipHostRegister is not supported) or ``flags`` other than 0 is
+    hipErrorInvalidValue."""
+    if not _int(flags) or flags != 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipHostGetDevicePointer: flags must be 0, not {flags!r}")
+    if not _int(hostPtr) or not hostPtr:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipHostGetDevicePointer: hostPtr must be a non-null pointer (int), "
+                                                f"not {hostPtr!r}")
+    if _allocation(_st().rt, hostPtr) is None:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipHostGetDevicePointer: {int(hostPtr):#x} is not in a live allocation")
+    return int(hostPtr)
+
+
+@_api
+def hipHostGetFlags(hostPtr: int) -> int:
+    """The flags hipHostMalloc (hipHostAlloc, hipMallocHost) was given for the allocation holding
+    ``hostPtr``. A null pointer, or one that is not in pinned host memory (device or managed memory,
+    a numpy array), is hipErrorInvalidValue."""
+    if not _int(hostPtr) or not hostPtr:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipHostGetFlags: hostPtr must be a non-null pointer (int), "
+                                                f"not {hostPtr!r}")
+    rt = _st().rt
+    a = _allocation(rt, hostPtr)
+    info = None if a is None or a.agent >= 0 else _host_info(rt).get(a.base)
+    if info is None:
+        _raise(hipError_t.hipErrorInvalidValue, f"hipHostGetFlags: {int(hostPtr):#x} is not in memory hipHostMalloc "
+                                                f"returned")
+    return info[1]

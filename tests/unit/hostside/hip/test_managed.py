@@ -117,3 +117,44 @@ def test_stream_attach_and_pointer_info(mod):
     finally:
         hip.hipStreamDestroy(s)
         hip.hipFree(p)
+
+
+def test_host_get_flags_and_device_pointer_as_hip_tests(mod):
+    """hip-tests hipHostGetFlags.cc / hipHostGetDevicePointer.cc: the flags given to hipHostMalloc
+    come back (every combination, allocated in another thread too), for the base and any byte inside;
+    device memory, managed memory, numpy memory and null are hipErrorInvalidValue; the device pointer
+    of pinned memory is what a kernel writes through."""
+    import itertools
+    import threading
+    part1 = [0, 1, 2, 4, 1 | 2, 1 | 4, 2 | 4]
+    part2 = [0, hip.hipHostMallocNumaUser, hip.hipHostMallocNumaUser | hip.hipHostMallocCoherent,
+             hip.hipHostMallocNumaUser | hip.hipHostMallocNonCoherent, hip.hipHostMallocCoherent,
+             hip.hipHostMallocNonCoherent]
+    for f1, f2 in itertools.product(part1, part2):
+        p = hip.hipHostMalloc(4096, f1 | f2)
+        assert hip.hipHostGetFlags(p) == f1 | f2
+        assert hip.hipHostGetFlags(p + 100) == f1 | f2
+        hip.hipHostFree(p)
+    box = []
+    th = threading.Thread(target=lambda: box.append(hip.hipHostMalloc(4096, hip.hipHostMallocMapped)))
+    th.start()
+    th.join(30)
+    assert hip.hipHostGetFlags(box[0]) == hip.hipHostMallocMapped
+    d = hip.hipHostGetDevicePointer(box[0], 0)
+    assert hip.hipHostGetFlags(d) == hip.hipHostMallocMapped
+    inc = hip.hipModuleGetFunction(mod, "inc")
+    hip.host_array(box[0], np.int32, 16)[:] = 41
+    hip.hipModuleLaunchKernel(inc, 1, 1, 1, 1, 1, 1, 0, None, [d, 16])
+    hip.hipDeviceSynchronize()
+    assert (hip.host_array(box[0], np.int32, 16) == 42).all()
+    dev, man = hip.hipMalloc(4096), hip.hipMallocManaged(4096)
+    for bad in (dev, man, 0, None, np.zeros(4), box[0] + 4096 * 16):
+        _err(E.hipErrorInvalidValue, hip.hipHostGetFlags, bad)
+    assert hip.hipHostGetDevicePointer(dev, 0) == dev and hip.hipHostGetDevicePointer(man + 8, 0) == man + 8
+    for args in ((0, 0), (None, 0), (box[0], 1), (box[0], -1), (box[0], None)):
+        _err(E.hipErrorInvalidValue, hip.hipHostGetDevicePointer, *args)
+    hip.hipHostFree(box[0])
+    _err(E.hipErrorInvalidValue, hip.hipHostGetFlags, box[0])
+    _err(E.hipErrorInvalidValue, hip.hipHostGetDevicePointer, box[0], 0)
+    hip.hipFree(dev)
+    hip.hipFree(man)
