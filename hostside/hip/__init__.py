@@ -19,9 +19,9 @@ listed before it (no cycles):
 * ``_limits``: the launch limits (checked at the call, reported as device properties).
 * ``_device``, ``_memory``, ``_stream`` (streams, events, host functions), ``_module`` (modules and
   launches).
-* ``_memory2d`` (pitched memory, 2-D copies and fills), ``_ordered`` (the stream-ordered allocator and
-  memory pools), ``_misc`` (hipInit, device flags, limits, cache configurations, PCI ids, single
-  pointer attributes, function attributes, occupancy).
+* ``_memory2d`` (pitched memory, 2-D copies and fills), ``_memory3d`` (3-D memory, on the 2-D paths),
+  ``_ordered`` (the stream-ordered allocator and memory pools), ``_misc`` (hipInit, device flags, limits,
+  cache configurations, PCI ids, single pointer attributes, function attributes, occupancy).
 * ``_graph_build``: node specs from HIP arguments and the explicit construction API.
 * ``_capture``: the capture object and hipStreamBeginCapture/EndCapture.
 * ``_schedule`` (ops, lanes, plans, replicas) <- ``_graph_exec`` (GraphExec: build, launch, update)
@@ -66,6 +66,8 @@ from ._module import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_S
                       hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleUnload)
 from ._module import hipModuleLoadDataEx
 from ._memory2d import hipMallocPitch, hipMemcpy2D, hipMemcpy2DAsync, hipMemset2D, hipMemset2DAsync
+from ._memory3d import (hipExtent, hipMalloc3D, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpy3DParms, hipMemset3D,
+                        hipMemset3DAsync, hipPitchedPtr, hipPos, make_hipExtent, make_hipPitchedPtr, make_hipPos)
 from ._ordered import (hipDeviceGetDefaultMemPool, hipDeviceGetMemPool, hipFreeAsync, hipMallocAsync, hipMemPool_t,
                        hipMemPoolAttr, hipMemPoolAttrReleaseThreshold, hipMemPoolAttrReservedMemCurrent,
                        hipMemPoolAttrReservedMemHigh, hipMemPoolAttrUsedMemCurrent, hipMemPoolAttrUsedMemHigh,
@@ -147,6 +149,9 @@ __all__ = [
     "hipModuleLoadDataEx",
     # pitched memory (_memory2d)
     "hipMallocPitch", "hipMemcpy2D", "hipMemcpy2DAsync", "hipMemset2D", "hipMemset2DAsync",
+    # 3-D memory (_memory3d)
+    "hipExtent", "hipPos", "hipPitchedPtr", "hipMemcpy3DParms", "make_hipExtent", "make_hipPos", "make_hipPitchedPtr",
+    "hipMalloc3D", "hipMemset3D", "hipMemset3DAsync", "hipMemcpy3D", "hipMemcpy3DAsync",
     # stream-ordered allocator (_ordered)
     "hipMallocAsync", "hipFreeAsync", "hipMemPool_t", "hipDeviceGetDefaultMemPool", "hipDeviceGetMemPool",
     "hipMemPoolTrimTo", "hipMemPoolSetAttribute", "hipMemPoolGetAttribute", "hipMemPoolAttr",
