@@ -140,6 +140,9 @@ class _Run:
                        for i, f in enumerate(sc.fault)]
         self.seen_queue_errors: set = set()
         self.dead_roles: set = set()
+        #: per stall_engine fault (its index): the CP's engine packet counters at the last poll that
+        #: saw the engine still stalled (read before the check, so the engine had not resumed yet)
+        self.stalled_packets: dict = {}
         self.replay_windows = 0
         self.miopen_path = None         # the workload's .ukdb (its miopen_db event)
         self.miopen_calls = 0
@@ -287,6 +290,10 @@ class _Run:
         for f, rec in zip(self.sc.fault, self.faults):
             lasts = f.kind in DURATION_KINDS or (f.kind in RELEASED_KINDS and f.duration_s is not None)
             if rec["state"] == "injected" and lasts and "end_t_s" not in rec:
+                if f.kind == "stall_engine":
+                    pk = engine_packets(self.plat.pm, int(f.target[2:]))
+                    if self.inj.stall_pending(f.target, f.engine):
+                        self.stalled_packets[rec["index"]] = pk
                 if time.monotonic_ns() - rec["t_ns"] >= f.duration_s * 1e9:
                     self._end(f, rec)
             if rec["state"] != "pending" or not self._due(f, rec):
@@ -369,7 +376,12 @@ class _Run:
                 while self.inj.stall_pending(f.target, f.engine) and time.monotonic() - t < STALL_CLEAR_BOUND_S:
                     time.sleep(0.001)       # a poll period: the engine wakes at the deadline on its own
             after = engine_packets(self.plat.pm, int(f.target[2:]))
-            data = {"engine": f.engine, "packets_during": [a - b for a, b in zip(after, before)],
+            # during the stall: up to the last poll that saw it still set (the run's end of the window
+            # comes a poll period or, on a loaded machine, a scheduling delay after the engine resumed:
+            # what ran after its deadline is ``packets_to_end``, not the stall's)
+            stalled = self.stalled_packets.pop(rec["index"], after)
+            data = {"engine": f.engine, "packets_during": [a - b for a, b in zip(stalled, before)],
+                    "packets_to_end": [a - b for a, b in zip(after, before)],
                     "cleared_by": "run" if self.inj.end_stall(f.target, f.engine) else "engine"}
         if early:
             data["early"] = early
