@@ -53,6 +53,11 @@ __all__ = ["GatedThread", "Pool", "GATE_SLICE_S", "GATE_SPIN_S", "COMMON_STALL_W
 GATE_SLICE_S = 0.05
 #: Spin before sleeping at a gate / on an empty task ring.
 GATE_SPIN_S = 50e-6
+#: A thread wakes the collector at most this often while it publishes (coalesced: a wake-up of a
+#: sleeping process costs the waker a futex syscall that can take 100+ us on a virtual machine, and
+#: the woken shard a context switch), except when its ready queue is a quarter full, before it waits
+#: at a gate, when it claimed its pool's last free buffer, and when it goes idle (``wake_collector``).
+COLLECTOR_WAKE_NS = 10_000_000
 
 # pool_block fields as indices into u64 / u32 views, relative to the pool block
 _PB_CUR_PTR64 = L.word_of(D.pool_block, "current_buf_ptr")
@@ -125,6 +130,8 @@ class GatedThread:
         self.pools = {k: Pool(g, t, k) for k in g.kinds}
         self.wake = lane.ctl.addr + g.wake_word_off(t)
         self.col_wake = lane.ctl.addr + _CTL_COLLECTOR_WAKE
+        self.col_woke_ns = 0          # when this thread last woke the collector
+        self.col_unwoken = False      # it published since (the collector may not have looked yet)
         self.common_stall = lane.ctl.addr + _CTL_COMMON_STALL
         self.common_seq = lane.ctl.addr + _CTL_COMMON_SEQ
         self.i_head = g.head_off(t) // 4
@@ -158,6 +165,7 @@ class GatedThread:
             return True
         if pool.budget == 0 or self.host_gone or self.lane.c64[self.i_corrupt]:
             return False
+        self.wake_collector(True)       # the host ends this wait: it must know what we published
         start_ns = time.monotonic_ns()
         if ready():          # a release between the first look and the clock is no stall of ours
             return True
@@ -259,8 +267,24 @@ class GatedThread:
         publish("queue_tails")
         self.tail = (self.tail + 1) % N
         h32[self.i_tail] = self.tail
-        notify(self.col_wake)
+        self.col_unwoken = True
+        if 4 * ((self.tail - h32[i_head]) % N) >= N:
+            self.wake_collector()           # a quarter full: drain now
+        else:
+            self.wake_collector_due()
         return True
+
+    def wake_collector(self, always: bool = False) -> None:
+        """Wake the collector if this thread published since its last wake (``always``: anyway)."""
+        if self.col_unwoken or always:
+            self.col_unwoken = False
+            self.col_woke_ns = time.monotonic_ns()
+            notify(self.col_wake)
+
+    def wake_collector_due(self) -> None:
+        """``wake_collector`` once ``COLLECTOR_WAKE_NS`` have passed since the last wake."""
+        if self.col_unwoken and time.monotonic_ns() - self.col_woke_ns >= COLLECTOR_WAKE_NS:
+            self.wake_collector()
 
     def _pop(self, pool: Pool) -> bool:
         """Claim a replacement buffer from the free queue (the pop gate guards it)."""
@@ -299,6 +323,8 @@ class GatedThread:
         self.h64[pool.off // 8 + _PB_CUR_PTR64] = ptr
         h32[pool.off // 4 + _PB_CUR_SEQ32] = pool.seq
         h32[i_head] = (head + 1) & 0xFFFFFFFF
+        if h32[i_head] == h32[i_tail]:
+            self.wake_collector()           # the pool's last free buffer: the host refills after it drains
         return True
 
     def _switch(self, pool: Pool, replace: bool = True) -> None:

@@ -153,6 +153,7 @@ class AicpuThread(GatedThread):
         if stall is not None:
             self._switch(stall, replace=False)
             self._store_counts(stall)
+        self.wake_collector()
 
     # -- ArgsDump payload arena -----------------------------------------------------------------------------
     def write_payload(self, payload: bytes):
@@ -338,8 +339,10 @@ class AicpuThread(GatedThread):
             if self.host_gone and self.lane.prof["on_host_gone"] == "exit":
                 break
             if n:
+                self.wake_collector_due()
                 time.sleep(TASK_BATCH_S)      # tasks flow: take the next ones as a batch (TASK_BATCH_S)
                 continue
+            self.wake_collector()             # idle: the collector takes what was published
             if not wait_until(lambda: self.has_tasks() or int(ctl["stop"][0]), self.wake, TASK_IDLE_SLICE_S,
                               spin_s=GATE_SPIN_S, slice_s=TASK_IDLE_SLICE_S) and not pid_alive(sup):
                 break          # the supervisor died without a stop: nobody will ever stop this lane
@@ -376,6 +379,7 @@ class AicpuThread(GatedThread):
             if rate:
                 ahead = seq * len(kinds) / rate - (time.monotonic() - t0)
                 if ahead > 0:
+                    self.wake_collector_due()
                     time.sleep(ahead)
 
     def main(self) -> None:

@@ -12,8 +12,8 @@ Threads:
   all at their cap while its own thread starves, and no thread waits on another shard or on the
   replenish thread for its buffers. A top-up that runs dry records a *short site*, retried after
   every sweep.
-* the replenish thread: stages never-used buffers in each pool's recycled lane (``top_up_recycled``)
-  and runs ``publish_arena_acks`` (ArgsDump's completed_payload_count).
+* the replenish thread: stages never-used buffers in each pool's recycled lane (``top_up_recycled``);
+  a shard acknowledges its threads' ArgsDump payloads itself once collected (``publish_arena_ack``).
 * startup ``proactive_replenish`` fills every free queue before any shard exists.
 
 Coherence: every host read of a device-written field goes through ``read_range_from_device`` and
@@ -41,8 +41,7 @@ Shutdown handshake: the supervisor sets ``stop``; lanes publish their partial bu
 FLUSHED (or exit); the collector drains until every lane is flushed or gone and every ready queue is
 empty, collects the current buffers of lanes that died (``adopt_dead_lanes``), writes the outputs,
 and reports DONE. SIGINT is ignored (a terminal's Ctrl-C is the supervisor's to handle), SIGTERM is
-a stop. ``quiesce_req = g`` makes it drain everything queued
-and answer ``quiesce_ack = g`` without retiring any thread.
+a stop. ``quiesce_req = g`` makes it drain everything queued and answer ``quiesce_ack = g``.
 """
 from __future__ import annotations
 
@@ -316,6 +315,8 @@ class Collector(Replenisher, DeadLanes, ShardControl):
                 if k == D.K_ARGS_DUMP and count:
                     self._collect_payloads(t, recs)
                 self.write_records(k, recs)
+            if k == D.K_ARGS_DUMP and count:
+                self.publish_arena_ack(t)        # a lane may wait at an arena lap for these
             gap = check_sequence(self.c64, g, t, k, self.collected[(t, k)], before)
             if gap:
                 self._log_rejection(t, "pool %s of thread %d: buffer seq %d starts at record %d of the published "
@@ -340,8 +341,8 @@ class Collector(Replenisher, DeadLanes, ShardControl):
             except CorruptLane as exc:
                 self.mark_corrupt(t, str(exc))
         self.flowed += 1
-        if k == D.K_ARGS_DUMP or self.flowed >= self.S * len(g.kinds):
-            self.done_event.set()        # payloads to acknowledge (a lane may wait for them), or a batch
+        if self.flowed >= self.S * len(g.kinds):
+            self.done_event.set()        # a batch: the replenish thread stages more
 
     def reject(self, t: int, k, cause: int, why: str) -> None:
         """Count a rejected entry of thread t against its pool (or the thread) and say why."""
@@ -543,6 +544,7 @@ class Collector(Replenisher, DeadLanes, ShardControl):
             q = int(self.ctl_hdr["quiesce_req"][0])
             if q != self.quiesce_seen:
                 while not self.all_drained():
+                    notify(self.collector_wake)      # lanes coalesce their wakes: the shards look now
                     time.sleep(0.002)
                 self.quiesce_seen = q
                 self.ctl_hdr["quiesce_ack"] = q

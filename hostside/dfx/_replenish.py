@@ -1,5 +1,6 @@
-"""The collector's replenish thread: never-used buffers staged in each pool's recycled lane, ArgsDump
-arena acknowledgements (``Replenisher``, a part of ``Collector``).
+"""The collector's replenish thread: never-used buffers staged in each pool's recycled lane
+(``Replenisher``, a part of ``Collector``); and the ArgsDump arena acknowledgements, which the drain
+shard of each thread publishes right after it collected its payloads (``publish_arena_ack``).
 
 Done buffers do not go through this thread: the drain shard that collected a buffer puts it back
 into the recycled lane of its own (thread, kind) pool and hands it out again at once if that thread's
@@ -18,9 +19,10 @@ from shm_layout.layouts import offset_of
 __all__ = ["Replenisher", "REPLENISH_PERIOD_S", "REPLENISH_MIN_S"]
 
 #: Replenish thread period: REPLENISH_MIN_S while buffers flow, doubling up to REPLENISH_PERIOD_S
-#: while idle (a short site, or a batch of collected buffers, wakes it at once).
+#: while idle (a short site, or a batch of collected buffers, wakes it at once). Staging ahead is all
+#: it does (a shard whose pool lane is dry allocates itself): no need to turn more often.
 REPLENISH_PERIOD_S = 0.25
-REPLENISH_MIN_S = 0.002
+REPLENISH_MIN_S = 0.02
 
 _AB_COMPLETED = offset_of(D.arena_block, "completed_payload_count")
 _AB_ACK_NS = offset_of(D.arena_block, "ack_ns")
@@ -55,28 +57,31 @@ class Replenisher:
                 lane.append(b)
                 want -= 1
 
+    def publish_arena_ack(self, t: int) -> None:
+        """completed_payload_count of thread t's arena, its time (ack_ns) stored first. Called by the
+        drain shard of t right after it collected payloads (its only writer: the count never goes
+        back), so a lane waiting at an arena lap is released at once."""
+        ao = self.g.arena_off(t)
+        off = ao + _AB_COMPLETED
+        if int(self.h64[off // 8]) != self.completed_payloads[t]:
+            self.host_put_u64(ao + _AB_ACK_NS, time.monotonic_ns())
+            self.host_put_u64(off, self.completed_payloads[t])
+            self.wake_thread(t)
+
     def publish_arena_acks(self) -> None:
-        """completed_payload_count of every thread's arena, its time (ack_ns) stored first."""
-        if D.K_ARGS_DUMP not in self.g.kinds:
-            return
-        for t in range(self.g.T):
-            ao = self.g.arena_off(t)
-            off = ao + _AB_COMPLETED
-            if int(self.h64[off // 8]) != self.completed_payloads[t]:
-                self.host_put_u64(ao + _AB_ACK_NS, time.monotonic_ns())
-                self.host_put_u64(off, self.completed_payloads[t])
-                self.wake_thread(t)
+        """``publish_arena_ack`` of every thread (a collector driven by hand, without its shards)."""
+        if D.K_ARGS_DUMP in self.g.kinds:
+            for t in range(self.g.T):
+                self.publish_arena_ack(t)
 
     def replenish_main(self) -> None:
         period = REPLENISH_MIN_S
         while self.running:
             moved, self.flowed = self.flowed, 0
             self.top_up_recycled()
-            self.publish_arena_acks()
             if moved:
                 period = REPLENISH_MIN_S
-            else:                             # back off while nothing flows; a short site wakes it
-                self.done_event.wait(period)
-                self.done_event.clear()
-                period = min(period * 2, REPLENISH_PERIOD_S)
-        self.publish_arena_acks()
+            else:
+                period = min(period * 2, REPLENISH_PERIOD_S)  # back off while nothing flows
+            self.done_event.wait(period)      # a short site, or a batch of collected buffers, wakes it
+            self.done_event.clear()
