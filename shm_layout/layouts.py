@@ -269,6 +269,10 @@ def queue_index_error(read: int, write: int, doorbell: int):
 SDMA_TYPE_INVALID = 1   # = HSA_PACKET_TYPE_INVALID: both engines share the ring fetch (deviceside/cp/_ring.py)
 SDMA_TYPE_COPY = 0x10
 SDMA_TYPE_FILL = 0x11
+#: ``rows`` rows of ``width`` bytes, a pitch apart on each side (one packet for a whole pitched region:
+#: hipMemcpy2D/3D, hipMemset2D/3D), in the ``sdma_rect_packet`` layout
+SDMA_TYPE_COPY_RECT = 0x12
+SDMA_TYPE_FILL_RECT = 0x13
 sdma_packet = checked_dtype("sdma_packet", [
     ("header", "<u2", 0),             # host, written last
     ("reserved0", "<u2", 2),
@@ -281,6 +285,26 @@ sdma_packet = checked_dtype("sdma_packet", [
     ("reserved2", "<u8", 48),
     ("completion_signal", "<u8", 56),  # host
 ], itemsize=64)
+#: The rectangular packets' layout (SDMA_TYPE_COPY_RECT / FILL_RECT): header, dependency, src, dst
+#: and completion signal where ``sdma_packet`` has them (the engine reads those before the type's body).
+#: Row r reads ``src + r * src_pitch`` (copy) and writes ``dst + r * dst_pitch``; only those bytes.
+sdma_rect_packet = checked_dtype("sdma_rect_packet", [
+    ("header", "<u2", 0),             # host, written last
+    ("reserved0", "<u2", 2),
+    ("fill_width", "<u4", 4),         # host (fill): 1, 2 or 4 bytes per element, dividing width
+    ("dep_signal", "<u8", 8),         # host
+    ("src", "<u8", 16),               # host (copy)
+    ("dst", "<u8", 24),               # host
+    ("width", "<u4", 32),             # host: bytes per row
+    ("rows", "<u4", 36),              # host
+    ("src_pitch", "<u4", 40),         # host (copy): >= width
+    ("dst_pitch", "<u4", 44),         # host: >= width
+    ("fill_value", "<u4", 48),        # host (fill)
+    ("reserved2", "<u4", 52),
+    ("completion_signal", "<u8", 56),  # host
+], itemsize=64)
+for _f in ("header", "fill_width", "dep_signal", "src", "dst", "completion_signal"):
+    assert sdma_rect_packet.fields[_f] == sdma_packet.fields[_f], _f
 
 # ----------------------------------------------------------------------------------------------
 alloc_region_header = checked_dtype("alloc_region_header", [

@@ -400,7 +400,9 @@ class VirtualGPU(SignalRing):
             self.sdma = self.pool.acquire(self.agent, L.QKIND_SDMA, 256)
         return self.sdma
 
-    def _sdma_submit(self, ptype, *, src=0, dst=0, size=0, fill_value=0, fill_width=0):
+    def _sdma_submit(self, ptype, *, src=0, dst=0, size=0, fill_value=0, fill_width=0, rect=None):
+        """One SDMA packet; ``rect`` = (width, rows, src_pitch, dst_pitch) makes it a rectangular one
+        (``size`` is then its bytes, for the trace)."""
         with self.lock:
             q = self._sdma_queue()
             with q.lock:                       # the window: the queue may be shared
@@ -409,8 +411,13 @@ class VirtualGPU(SignalRing):
                 idx = q.next_id
                 q.wait_for_space(idx)
                 s = self._peek_signal()
-                q.write_sdma_body(idx, dep=dep, src=src, dst=dst, size=size, signal=s.handle,
-                                  fill_value=fill_value, fill_width=fill_width)      # a bad field raises here
+                if rect is None:               # a bad field raises here, before anything is taken
+                    q.write_sdma_body(idx, dep=dep, src=src, dst=dst, size=size, signal=s.handle,
+                                      fill_value=fill_value, fill_width=fill_width)
+                else:
+                    q.write_sdma_rect_body(idx, dep=dep, src=src, dst=dst, width=rect[0], rows=rect[1],
+                                           src_pitch=rect[2], dst_pitch=rect[3], signal=s.handle,
+                                           fill_value=fill_value, fill_width=fill_width)
                 self._take_signal(s)
                 q.add_write_index(1)
                 if dep and self.last_waiters is not None:
@@ -438,6 +445,23 @@ class VirtualGPU(SignalRing):
                                                                           "fill_value": value, "fill_width": width})
         return self._sdma_submit(L.SDMA_TYPE_FILL, dst=dst, size=count * width,
                                  fill_value=value, fill_width=width)
+
+    def copy_rect(self, dst: int, dst_pitch: int, src: int, src_pitch: int, width: int, rows: int):
+        """``rows`` rows of ``width`` bytes, row r from ``src + r * src_pitch`` to ``dst + r *
+        dst_pitch``: one SDMA packet (a pitched region of any height never waits for ring space)."""
+        f = {"src": src, "dst": dst, "size": width * rows, "rect": (width, rows, src_pitch, dst_pitch)}
+        if _copy_fence is not None:
+            return _copy_fence(self, self._sdma_submit, L.SDMA_TYPE_COPY_RECT, f)
+        return self._sdma_submit(L.SDMA_TYPE_COPY_RECT, **f)
+
+    def fill_rect(self, dst: int, pitch: int, value: int, width: int, rows: int, elem: int = 1):
+        """``rows`` rows of ``width`` bytes ``pitch`` apart filled with ``value`` (``elem``-byte
+        elements): one SDMA packet."""
+        f = {"dst": dst, "size": width * rows, "fill_value": value, "fill_width": elem,
+             "rect": (width, rows, 0, pitch)}
+        if _copy_fence is not None:
+            return _copy_fence(self, self._sdma_submit, L.SDMA_TYPE_FILL_RECT, f)
+        return self._sdma_submit(L.SDMA_TYPE_FILL_RECT, **f)
 
     # -- pageable copies through staging -----------------------------------------------------------
     def copy_from_host(self, dst: int, data: np.ndarray) -> None:

@@ -3,10 +3,12 @@ hipMemset2DAsync, on top of the 1-D paths of ``_memory``.
 
 A 2-D region is ``height`` rows of ``width`` bytes, row ``r`` at ``base + r * pitch``; only those
 bytes are read or written (the padding between rows is left alone). When both pitches equal the
-width the region is one contiguous copy or fill. Otherwise device-side copies and fills are one SDMA
-command per row, submitted as one batch (one doorbell); pageable host memory goes through one
-staging step: a device-to-host copy reads the whole source span into a host buffer and scatters the
-rows, a host-to-device copy gathers the rows into a pinned buffer and copies them from there.
+width the region is one contiguous copy or fill. Otherwise a device-side copy or fill is one
+rectangular SDMA packet (``SDMA_TYPE_COPY_RECT`` / ``FILL_RECT``: every row, a pitch apart), so a
+region of any height takes one ring slot and an async call never waits for ring space; pageable host
+memory goes through one staging step: a device-to-host copy reads the whole source span into a host
+buffer and scatters the rows, a host-to-device copy gathers the rows into a pinned buffer and copies
+them from there with one rectangular packet.
 Host-to-host regions are copied by the host after the stream's earlier work, as the 1-D path does.
 Errors follow CLR: a bad kind is hipErrorInvalidMemcpyDirection, width over a pitch
 hipErrorInvalidPitchValue (checked after the zero-size return), a null or out-of-range pointer and
@@ -114,15 +116,8 @@ def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: 
             return
         _from_pageable(rt, v, d, dpitch, sp, spitch, width, height)
         return
-    v.begin_batch()                                # device/pinned to device/pinned: SDMA copies, one doorbell
-    try:
-        if flat:
-            sig = v.copy(d, sp, width * height)
-        else:
-            for r in range(height):
-                sig = v.copy(d + r * dpitch, sp + r * spitch, width)
-    finally:
-        v.end_batch()
+    # device/pinned to device/pinned: one SDMA packet (a rectangular one for pitched rows)
+    sig = v.copy(d, sp, width * height) if flat else v.copy_rect(d, dpitch, sp, spitch, width, height)
     if sync:
         v.sync_signal(sig)
 
@@ -139,13 +134,7 @@ def _from_pageable(rt, v, d: int, dpitch: int, src: np.ndarray, spitch: int, wid
         return
     try:
         rt.host_view(tmp, width * height).reshape(height, width)[:] = _rows(src, spitch, width, height)
-        v.begin_batch()
-        try:
-            for r in range(height):
-                sig = v.copy(d + r * dpitch, tmp + r * width, width)
-        finally:
-            v.end_batch()
-        v.sync_signal(sig)
+        v.sync_signal(v.copy_rect(d, dpitch, tmp, width, width, height))
     except BaseException:
         try:
             v.synchronize()
@@ -195,15 +184,7 @@ def _memset2d(api, dst, pitch, value, width, height, stream, sync: bool) -> None
             s.capture.add_memset(s, d + r * pitch, value, width * height if flat else width, 1)
         return
     v = s.vgpu
-    v.begin_batch()
-    try:
-        if flat:
-            sig = v.fill(d, value, width * height, 1)
-        else:
-            for r in range(height):
-                sig = v.fill(d + r * pitch, value, width, 1)
-    finally:
-        v.end_batch()
+    sig = v.fill(d, value, width * height, 1) if flat else v.fill_rect(d, pitch, value, width, height)
     if sync and dk == "pinned":         # as hipMemset: a synchronous fill waits only for a host target
         v.sync_signal(sig)
 

@@ -42,6 +42,7 @@ HSA_QUEUE_TYPE_SINGLE = 1
 _PKT_BODY = L.struct_of(A.kernel_dispatch_packet, "setup")
 _BARRIER_BODY = L.struct_of(A.barrier_and_packet, "reserved0")
 _SDMA_BODY = L.struct_of(L.sdma_packet, "reserved0")
+_RECT_BODY = L.struct_of(L.sdma_rect_packet, "reserved0")
 _BODY_OFF = L.offset_of(A.kernel_dispatch_packet, "setup")      # = 2: the body follows the u16 header
 _PKT_BYTES = A.kernel_dispatch_packet.itemsize                   # = 64
 #: the agent header's queue-table generation (bumped on every create / destroy)
@@ -235,6 +236,15 @@ class Queue:
                         fill_value: int = 0, fill_width: int = 0) -> None:
         off = self.ring_off + (index & self.mask) * _PKT_BYTES
         _SDMA_BODY.pack_into(self.buf, off + _BODY_OFF, 0, fill_width, dep, src, dst, size, fill_value, 0, signal)
+
+    def write_sdma_rect_body(self, index: int, *, dep: int, src: int, dst: int, width: int, rows: int,
+                             src_pitch: int, dst_pitch: int, signal: int, fill_value: int = 0,
+                             fill_width: int = 0) -> None:
+        """The body of a rectangular SDMA packet (``sdma_rect_packet``); a field out of its range raises
+        (struct.error) before anything is published."""
+        off = self.ring_off + (index & self.mask) * _PKT_BYTES
+        _RECT_BODY.pack_into(self.buf, off + _BODY_OFF, 0, fill_width, dep, src, dst, width, rows, src_pitch,
+                             dst_pitch, fill_value, 0, signal)
 
     def kernarg_slot(self, index: int) -> tuple[int, int]:
         """(offset in the agent segment, device address) of packet ``index``'s kernarg slot."""

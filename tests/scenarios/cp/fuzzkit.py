@@ -214,7 +214,7 @@ class Fuzzer:
             elif how == 1:
                 ptype, f["fill_width"], f["fill_value"] = L.SDMA_TYPE_FILL, 1, self.pick([256, U64_MAX])
             elif how == 2:
-                ptype = self.pick([0, 2, 0x12, 0x33, 0xFF])
+                ptype = self.pick([0, 2, 0x14, 0x33, 0xFF])          # no SDMA type (0x12, 0x13: the rect ones)
             elif how == 3:
                 f[self.pick(["src", "dst"])] = self.pick([self.garbage(), self.pick(self.v_allocs),
                                                           self.spare.kernarg_slot(0)[1]])
@@ -231,7 +231,8 @@ class Fuzzer:
                 ptype = L.SDMA_TYPE_FILL
             q.sdma(ptype, **f)
             return BAD, None, sig
-        ptype = self.pick([L.SDMA_TYPE_COPY, L.SDMA_TYPE_FILL, r.randrange(256)])
+        ptype = self.pick([L.SDMA_TYPE_COPY, L.SDMA_TYPE_FILL, L.SDMA_TYPE_COPY_RECT, L.SDMA_TYPE_FILL_RECT,
+                           r.randrange(256)])
         q.raw(r.randbytes(64), ptype if ptype != L.SDMA_TYPE_INVALID else 0)
         return ANY, None, 0
 

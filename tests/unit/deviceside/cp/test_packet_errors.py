@@ -56,7 +56,7 @@ def cp_alive(plat) -> bool:
 class RawSdmaQueue:
     """An SDMA queue of agent 0, created and written the way the host runtime does it."""
 
-    def __init__(self, plat, size: int = 16):
+    def __init__(self, plat, size: int = 16, layout=L.sdma_packet):
         pm = plat.pm
         am = pm.agents[0]
         me = os.getpid()
@@ -69,8 +69,8 @@ class RawSdmaQueue:
         d["status"] = d["error_packet_id"] = d["read_dispatch_id"] = d["write_dispatch_id"] = 0
         d["doorbell"] = U64_MAX
         d["created_ns"] = time.monotonic_ns()
-        self.ring = am.seg.view(L.sdma_packet, am.ring_offset(self.q), size)
-        self.ring[:] = np.zeros(size, L.sdma_packet)
+        self.ring = am.seg.view(layout, am.ring_offset(self.q), size)
+        self.ring[:] = np.zeros(size, layout)
         self.ring["header"] = L.SDMA_TYPE_INVALID
         self.mask = size - 1
         self.wake = am.engine_wake_addr(self.engine)
@@ -176,6 +176,69 @@ def test_bad_sdma_packet_fails_its_queue_and_the_cp_serves_on(plat, case):
     assert cp_alive(plat)
     err = role_stderr(plat)
     assert f"hdemu cp0: queue {bad.q} error {L.STATUS_NAMES[status]} at packet {idx}: " in err, err
+
+
+def test_rect_packets_move_only_their_rows(plat):
+    """SDMA_TYPE_COPY_RECT / FILL_RECT: rows a pitch apart on each side in one packet; the bytes
+    between the rows are left alone; widths of 2 and 4 bytes fill whole elements."""
+    q = RawSdmaQueue(plat, layout=L.sdma_rect_packet)
+    src, sv = device_alloc(plat, 4096)
+    dst, dv = device_alloc(plat, 4096)
+    sv[:] = np.arange(4096, dtype=np.uint32).astype(np.uint8)
+    dv[:] = 0xEE
+    done = new_signal(plat, 1)
+    q.submit(L.SDMA_TYPE_COPY_RECT, src=src + 3, dst=dst + 5, width=40, rows=30, src_pitch=100, dst_pitch=130,
+             completion_signal=done)
+    q.wait(plat, lambda: signal_value(plat, done) == 0)
+    want = np.full(4096, 0xEE, np.uint8)
+    for r in range(30):
+        want[5 + r * 130:5 + r * 130 + 40] = sv[3 + r * 100:3 + r * 100 + 40]
+    assert (dv == want).all()
+    for width, value in ((1, 0x5A), (2, 0xBEEF), (4, 0xDEADBEEF)):
+        done = new_signal(plat, 1)
+        dv[:] = 0
+        q.submit(L.SDMA_TYPE_FILL_RECT, dst=dst + 1, width=12, rows=50, dst_pitch=70, fill_width=width,
+                 fill_value=value, completion_signal=done)
+        q.wait(plat, lambda: signal_value(plat, done) == 0)
+        want = np.zeros(4096, np.uint8)
+        row = np.frombuffer(np.full(12 // width, value, {1: "<u1", 2: "<u2", 4: "<u4"}[width]).tobytes(), np.uint8)
+        for r in range(50):
+            want[1 + r * 70:1 + r * 70 + 12] = row
+        assert (dv == want).all(), width
+    assert q.status == 0 and cp_alive(plat)
+
+
+RECT_BAD = {
+    "dst_pitch_under_width": (dict(dst_pitch=10), L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "under the width"),
+    "src_pitch_under_width": (dict(src_pitch=10, header=L.SDMA_TYPE_COPY_RECT), L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                              "under the width"),
+    "rows_past_allocation": (dict(rows=64), L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, "rectangular fill"),
+    "huge_rows_and_pitch": (dict(rows=2 ** 32 - 1, dst_pitch=2 ** 32 - 1), L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                            "rectangular fill"),
+    "src_past_allocation": (dict(header=L.SDMA_TYPE_COPY_RECT, src_pitch=1000), L.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                            "rectangular copy"),
+    "fill_value_too_wide": (dict(fill_value=256), L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "does not fit"),
+    "fill_width_not_dividing": (dict(fill_width=4, width=6), L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "fill width"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECT_BAD))
+def test_bad_rect_packet_fails_its_queue_and_the_cp_serves_on(plat, case):
+    fields, status, msg = RECT_BAD[case]
+    addr, view = device_alloc(plat, 1024)
+    view[:] = 0x11
+    pkt = dict(fill_width=1, fill_value=7, src=addr, dst=addr, width=16, rows=8, src_pitch=64, dst_pitch=64)
+    pkt.update(fields)
+    ptype = pkt.pop("header", L.SDMA_TYPE_FILL_RECT)
+    bad = RawSdmaQueue(plat, layout=L.sdma_rect_packet)
+    idx = bad.submit(ptype, **pkt)
+    bad.wait(plat, lambda: bad.status != 0)
+    assert bad.status == status, L.STATUS_NAMES.get(bad.status, bad.status)
+    assert int(bad.desc["error_packet_id"][0]) == idx
+    assert msg in bad.desc["error_msg"][0].decode(), bad.desc["error_msg"][0]
+    assert (view == 0x11).all()                               # nothing was written
+    fill_ok(plat, RawSdmaQueue(plat))
+    assert cp_alive(plat)
 
 
 def _run_role(args, cwd) -> subprocess.CompletedProcess:

@@ -7,6 +7,7 @@ import pytest
 
 from hostside import hip
 from tests.unit.hostside.hip.embedded import embedded_module
+from tests.upstream.hipkit import Gate
 
 pytestmark = pytest.mark.timeout(120)
 E = hip.hipError_t
@@ -15,7 +16,7 @@ K = hip.hipMemcpyKind
 
 @pytest.fixture(scope="module")
 def mod():
-    yield from embedded_module({"agents": 1, "memory_mib": 16, "host_pool_mib": 16, "engines": 2})
+    yield from embedded_module({"agents": 1, "memory_mib": 16, "host_pool_mib": 16, "engines": 2}, "upstream.py")
 
 
 def expect(err, f, *args):
@@ -192,3 +193,29 @@ def test_memset3d_and_memcpy3d_in_a_graph_capture(mod):
     hip.hipGraphDestroy(g)
     hip.hipStreamDestroy(s)
     hip.hipFree(a.ptr)
+
+
+def test_pitched_async_calls_of_many_rows_never_wait_behind_device_work(mod):
+    """A pitched region is one SDMA packet, whatever its height: with the stream held by a kernel
+    that only the host lets go, async 2-D/3-D fills and copies of thousands of rows return at once
+    (one packet a row filled the 256-slot ring and blocked the host: with the gate opened only after
+    them, a deadlock until the wait timeout), and then run in order."""
+    rows = 2000
+    a, pitch = hip.hipMallocPitch(100, rows)
+    b, _ = hip.hipMallocPitch(100, rows)
+    pp = hip.hipPitchedPtr(a, pitch, 100, rows // 4)          # 4 slices of 500 rows
+    s = hip.hipStreamCreate()
+    with Gate(mod) as g:
+        g.launch(s)
+        for i in range(3):                   # 3 of each: several rings' worth of rows
+            hip.hipMemset2DAsync(a, pitch, 0x30 + i, 100, rows, s)
+            hip.hipMemset3DAsync(pp, 0x40 + i, hip.hipExtent(100, rows // 4 - 10, 4), s)   # a packet a slice
+            hip.hipMemcpy2DAsync(b, pitch, a, pitch, 100, rows, K.hipMemcpyDeviceToDevice, s)
+        assert hip.hipStreamQuery(s) == E.hipErrorNotReady     # all queued behind the closed gate
+        g.open()
+        hip.hipStreamSynchronize(s)
+    got = dev_bytes(b, pitch * rows).reshape(4, rows // 4, pitch)
+    assert (got[:, :-10, :100] == 0x42).all() and (got[:, -10:, :100] == 0x32).all()
+    hip.hipStreamDestroy(s)
+    hip.hipFree(a)
+    hip.hipFree(b)

@@ -5,8 +5,7 @@ hipHostRegister allocation kinds are left out (not in hdemu). Upstream's 100 ms 
 upstream's GENERATEs over the sizes are loops inside each case. Unit_hipMemset3DSync's heights and
 depths are 16 and 32, not upstream's 128 and 256 (buffers of up to 16 MiB, half a ported platform's
 device or host pool). Upstream's 2-D device case memsets and reads back with the width as the pitch
-(not hipMallocPitch's), and its 3-D device read-back copies whole pitches: both as there. The 3-D
-device cases are xfail: hdemu's fill of a pitched region waits for the earlier device work (_ROW_FILLS)."""
+(not hipMallocPitch's), and its 3-D device read-back copies whole pitches: both as there."""
 import numpy as np
 import pytest
 
@@ -143,21 +142,6 @@ def test_Unit_hipMemset2DSync(kmod, kind, stream_type, is_async):
     _run_multi_d(kmod, kind, stream_type, is_async, SHAPES_2D, _init_2d, _memset_2d, _read_2d)
 
 
-#: hdemu bug: a 2-D fill whose pitch is not its width is one fill packet per row (_memory2d._memset2d), so
-#: a memset of 255 rows or more behind device work still running waits for queue room, i.e. for that work
-#: (hipMalloc3D's pitch of a 128-byte width is 256; upstream's 3-D device buffers are 16 Ki rows or more)
-_ROW_FILLS = ("hdemu: hipMemset3D[Async] of device memory whose pitch is not its width is one fill per row; "
-              "with 255 rows or more behind running device work it waits for the queue to drain (the host is "
-              "blocked until that work ends) instead of returning at once")
-
-
-def _cases_3d():
-    for p in _cases():
-        kind = p.values[0]
-        yield p if kind != "deviceMalloc" else pytest.param(
-            *p.values, id=p.id, marks=pytest.mark.xfail(strict=True, reason=_ROW_FILLS))
-
-
-@pytest.mark.parametrize("kind,stream_type,is_async", list(_cases_3d()))
+@pytest.mark.parametrize("kind,stream_type,is_async", list(_cases()))
 def test_Unit_hipMemset3DSync(kmod, kind, stream_type, is_async):
     _run_multi_d(kmod, kind, stream_type, is_async, SHAPES_3D, _init_3d, _memset_3d, _read_3d)
