@@ -61,10 +61,11 @@ class _Capture:
         self._live()
         self._append(s, _T.hipGraphNodeTypeMemcpy, _copy_spec(dst, src, size, 4))
 
-    def add_memset(self, s, dst, value, size, width=1):
-        """``size`` bytes of ``width``-byte elements (hipMemset*: 1; hipMemsetD16/D32*: 2/4)."""
+    def add_memset(self, s, dst, value, size, width=1, rows=1, pitch=0):
+        """``size`` bytes of ``width``-byte elements (hipMemset*: 1; hipMemsetD16/D32*: 2/4); ``rows``
+        such rows ``pitch`` bytes apart (hipMemset2D/3D*: one node, as HIP captures them)."""
         self._live()
-        self._append(s, _T.hipGraphNodeTypeMemset, _fill_spec(dst, value, size, width))
+        self._append(s, _T.hipGraphNodeTypeMemset, _fill_spec(dst, value, size, width, rows, pitch))
 
     def add_child_graph(self, s, spec):
         """hipGraphLaunch on a capturing stream: ``spec`` (a ChildSpec) becomes a child graph node."""

@@ -71,7 +71,8 @@ def _copy_spec(dst, src, size, kind) -> CopySpec:
     return CopySpec(d, s, int(size), dk, sk, kind)
 
 
-def _fill_spec(dst, value, size, width=1) -> FillSpec:
+def _fill_spec(dst, value, size, width=1, rows=1, pitch=0) -> FillSpec:
+    """``rows`` rows of ``size`` bytes (``width``-byte elements), ``pitch`` bytes apart when ``rows`` > 1."""
     if width not in (1, 2, 4):
         _raise(hipError_t.hipErrorInvalidValue, f"elementSize must be 1, 2 or 4, not {width!r}")
     if not isinstance(value, (int, np.integer)):
@@ -79,10 +80,17 @@ def _fill_spec(dst, value, size, width=1) -> FillSpec:
     if not isinstance(size, (int, np.integer)) or size <= 0 or size % width:
         _raise(hipError_t.hipErrorInvalidValue,
                f"size must be a positive multiple of elementSize {width}, not {size!r}")
-    dk, d = _classify(dst, int(size), "dst")
+    if not isinstance(rows, (int, np.integer)) or isinstance(rows, bool) or rows <= 0:
+        _raise(hipError_t.hipErrorInvalidValue, f"height must be a positive int, not {rows!r}")
+    if rows > 1 and (not isinstance(pitch, (int, np.integer)) or isinstance(pitch, bool) or pitch < size
+                     or pitch >= 1 << 32):
+        _raise(hipError_t.hipErrorInvalidValue, f"pitch must be an int of at least the row's {size} bytes "
+                                                f"(and under 2**32), not {pitch!r}")
+    rows, pitch = int(rows), int(pitch) if rows > 1 else int(size)
+    dk, d = _classify(dst, (rows - 1) * pitch + int(size), "dst")
     if dk == "pageable":
         _raise(hipError_t.hipErrorInvalidValue, "a memset node needs a device or pinned host pointer")
-    return FillSpec(d, int(value) & ((1 << (8 * width)) - 1), int(size), width)
+    return FillSpec(d, int(value) & ((1 << (8 * width)) - 1), int(size), width, rows, pitch)
 
 
 # -- graphs and nodes --------------------------------------------------------------------------------
@@ -129,8 +137,15 @@ def hipGraphAddMemsetNode(graph, dependencies, params: hipMemsetParams) -> hipGr
     g = _graph(graph)
     if not isinstance(params, hipMemsetParams):
         _raise(hipError_t.hipErrorInvalidValue, f"params must be a hipMemsetParams, not {params!r}")
-    return g._add(_T.hipGraphNodeTypeMemset, dependencies,
-                  _fill_spec(params.dst, params.value, params.size, params.elementSize))
+    es = params.elementSize
+    if params.width:                     # HIP's form: height rows of width elements, pitch bytes apart
+        if not isinstance(params.width, (int, np.integer)) or isinstance(params.width, bool) or params.width < 0:
+            _raise(hipError_t.hipErrorInvalidValue, f"width must be a non-negative int, not {params.width!r}")
+        spec = _fill_spec(params.dst, params.value, int(params.width) * es if es in (1, 2, 4) else 0, es,
+                          params.height, params.pitch)
+    else:
+        spec = _fill_spec(params.dst, params.value, params.size, es)
+    return g._add(_T.hipGraphNodeTypeMemset, dependencies, spec)
 
 
 @_api

@@ -96,10 +96,13 @@ class hipMemcpyNodeParams:
 
 
 class hipMemsetParams:
-    """A 1-D fill: ``size`` bytes at ``dst`` with ``value`` as ``elementSize``-byte elements (1, 2, 4)."""
+    """A memset node's fill of ``elementSize``-byte elements (1, 2, 4) of ``value`` at ``dst``: HIP's
+    fields, ``height`` rows of ``width`` elements, rows ``pitch`` bytes apart (``pitch`` matters only
+    when ``height`` > 1); or, when ``width`` is 0, hdemu's 1-D form: ``size`` bytes."""
 
-    def __init__(self, dst=0, value=0, size=0, elementSize=1):
+    def __init__(self, dst=0, value=0, size=0, elementSize=1, width=0, height=1, pitch=0):
         self.dst, self.value, self.size, self.elementSize = dst, value, size, elementSize
+        self.width, self.height, self.pitch = width, height, pitch
 
 
 class hipHostNodeParams:
@@ -128,10 +131,13 @@ class CopySpec:
 
 
 class FillSpec:
-    __slots__ = ("dst", "value", "size", "width")
+    """A memset node: ``rows`` rows of ``size`` bytes of ``width``-byte elements, ``pitch`` bytes apart
+    (one row: a 1-D fill; more: one rectangular SDMA packet)."""
+    __slots__ = ("dst", "value", "size", "width", "rows", "pitch")
 
-    def __init__(self, dst, value, size, width):
+    def __init__(self, dst, value, size, width, rows=1, pitch=0):
         self.dst, self.value, self.size, self.width = dst, value, size, width
+        self.rows, self.pitch = rows, pitch if rows > 1 else size
 
 
 class HostSpec:

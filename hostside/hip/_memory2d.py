@@ -179,9 +179,11 @@ def _memset2d(api, dst, pitch, value, width, height, stream, sync: bool) -> None
         _raise(hipError_t.hipErrorInvalidValue, f"{api} needs a device or pinned host pointer")
     s = _get_stream(stream)
     flat = pitch == width
-    if s.capture is not None:
-        for r in range(1 if flat else height):
-            s.capture.add_memset(s, d + r * pitch, value, width * height if flat else width, 1)
+    if s.capture is not None:           # one memset node (rows a pitch apart), as HIP captures it
+        if flat:
+            s.capture.add_memset(s, d, value, width * height, 1)
+        else:
+            s.capture.add_memset(s, d, value, width, 1, height, pitch)
         return
     v = s.vgpu
     sig = v.fill(d, value, width * height, 1) if flat else v.fill_rect(d, pitch, value, width, height)

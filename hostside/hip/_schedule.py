@@ -64,6 +64,7 @@ PACKET_BYTES = A.PACKET_BYTES
 _DISPATCH = L.struct_of(A.kernel_dispatch_packet)
 _BARRIER = L.struct_of(A.barrier_and_packet)
 _SDMA = L.struct_of(L.sdma_packet)
+_RECT = L.struct_of(L.sdma_rect_packet)
 #: dependency signals one BARRIER_AND packet holds
 BARRIER_DEPS = A.barrier_and_packet.fields["dep_signal"][0].shape[0]
 #: u16 index of the header in a packet row (the same for AQL and SDMA packets: one ring fetch)
@@ -400,6 +401,11 @@ class Replica:
             ptype, src, dst, size, val, width = L.SDMA_TYPE_COPY, 0, 0, 0, 0, 0
             if op is not None and op.en.enabled:
                 c = op.en.spec
+                if op.kind == "fill" and c.rows > 1:        # a pitched fill: one rectangular packet
+                    _RECT.pack_into(buf, 0, _INVALID, 0, c.width, dep, 0, c.dst, c.size, c.rows, 0, c.pitch,
+                                    c.value, 0, comp)
+                    hdrs[i] = L.SDMA_TYPE_FILL_RECT
+                    return
                 if op.kind == "fill":
                     ptype, dst, size, val, width = L.SDMA_TYPE_FILL, c.dst, c.size, c.value, c.width
                 else:

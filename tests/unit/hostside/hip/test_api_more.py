@@ -275,23 +275,58 @@ def test_memcpy2d_and_memset2d_errors(mod, dmem):
         hip.hipFree(d)
 
 
-def test_memcpy2d_during_capture_becomes_row_nodes(mod, stream, dmem):
+def test_memset2d_capture_is_one_node_memcpy2d_row_nodes(mod, stream, dmem):
+    """A captured hipMemset2DAsync is one memset node (rows a pitch apart: one rectangular packet), as
+    HIP captures it; a hipMemcpy2DAsync one memcpy node per row."""
     w, h = 16, 4
     d, pitch = hip.hipMallocPitch(w, h)
     try:
         pin = dmem(w * h, host=True)
         hip.host_array(pin, np.uint8, w * h)[:] = np.arange(w * h, dtype=np.uint8)
+        hip.hipMemset(d, 0, pitch * h)
         hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureModeGlobal)
-        hip.hipMemset2DAsync(d, pitch, 0, w, h, stream)
-        hip.hipMemcpy2DAsync(d, pitch, pin, w, w, h, hip.hipMemcpyHostToDevice, stream)
+        hip.hipMemset2DAsync(d, pitch, 9, w, h, stream)
+        hip.hipMemcpy2DAsync(d, pitch, pin, w, w - 4, h, hip.hipMemcpyHostToDevice, stream)
         g = hip.hipStreamEndCapture(stream)
-        assert len(hip.hipGraphGetNodes(g)) == 2 * h
+        assert len(hip.hipGraphGetNodes(g)) == 1 + h
         ex = hip.hipGraphInstantiate(g)
         hip.hipGraphLaunch(ex, stream)
         hip.hipStreamSynchronize(stream)
-        out = np.zeros(w * h, np.uint8)
-        hip.hipMemcpy2D(out, w, d, pitch, w, h, hip.hipMemcpyDeviceToHost)
-        assert np.array_equal(out, np.arange(w * h, dtype=np.uint8))
+        out = np.zeros(pitch * h, np.uint8)
+        hip.hipMemcpy(out, d, pitch * h, hip.hipMemcpyDeviceToHost)
+        rows = out.reshape(h, pitch)
+        want = np.zeros((h, pitch), np.uint8)
+        want[:, :w] = 9
+        want[:, :w - 4] = np.arange(w * h, dtype=np.uint8).reshape(h, w)[:, :w - 4]
+        assert np.array_equal(rows, want)
+        hip.hipGraphExecDestroy(ex)
+        hip.hipGraphDestroy(g)
+    finally:
+        hip.hipFree(d)
+
+
+def test_memset_node_with_hip_fields_width_height_pitch(mod, stream):
+    """hipMemsetParams with HIP's fields: height rows of width elements, pitch bytes apart; only those
+    bytes are written; a pitch under the row or a height of 0 is hipErrorInvalidValue."""
+    d, pitch = hip.hipMallocPitch(24, 6)
+    try:
+        hip.hipMemset(d, 0, pitch * 6)
+        g = hip.hipGraphCreate()
+        p = hip.hipMemsetParams()
+        p.dst, p.value, p.elementSize, p.width, p.height, p.pitch = d, 0xA1B2, 2, 10, 6, pitch
+        hip.hipGraphAddMemsetNode(g, None, p)
+        ex = hip.hipGraphInstantiate(g)
+        hip.hipGraphLaunch(ex, stream)
+        hip.hipStreamSynchronize(stream)
+        out = np.zeros(pitch * 6, np.uint8)
+        hip.hipMemcpy(out, d, pitch * 6, hip.hipMemcpyDeviceToHost)
+        rows = out.reshape(6, pitch)
+        assert (rows[:, :20].copy().view("<u2") == 0xA1B2).all() and (rows[:, 20:] == 0).all()
+        for bad in (dict(pitch=19), dict(height=0), dict(width=-1)):
+            q = hip.hipMemsetParams(d, 1, 0, 2, width=10, height=6, pitch=pitch)
+            for k, v in bad.items():
+                setattr(q, k, v)
+            expect(E.hipErrorInvalidValue, hip.hipGraphAddMemsetNode, g, None, q)
         hip.hipGraphExecDestroy(ex)
         hip.hipGraphDestroy(g)
     finally:
