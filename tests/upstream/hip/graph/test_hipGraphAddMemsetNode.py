@@ -1,10 +1,10 @@
 """hipGraphAddMemsetNode: one-node graphs filling 1-, 2- and 4-byte elements, argument errors, and a
 memset node followed by a copy node over hipMalloc memory.
 
-hdemu's ``hipMemsetParams`` is one-dimensional (``size`` bytes of ``elementSize``-byte elements): a
-width x height fill over rows that follow each other (pitch == width * elementSize) is the same bytes,
-so that is how the 2-D shapes are written here. The pitched allocations (hipMallocPitch, hipMalloc3D)
-and managed memory are in NOT_PORTED.md."""
+The 2-D shapes are written with hdemu's 1-D form of ``hipMemsetParams`` (``size`` bytes of
+``elementSize``-byte elements: a width x height fill over rows that follow each other is the same
+bytes); HIP's width/height/pitch form is tested in tests/unit/hostside/hip/test_api_more.py. The
+pitched allocations and managed memory are in NOT_PORTED.md."""
 import numpy as np
 import pytest
 
