@@ -104,14 +104,29 @@ def host_to_host_shell(mod, memcpy, should_synchronize: bool, stream=None) -> No
                     assert np.all(dst.host == 42), (size, skind, sflags, dkind, dflags)
 
 
-def device_to_device_shell(mod, memcpy, should_synchronize: bool, stream=None) -> None:
-    """The "peer access disabled" variant (hdemu has no hipDeviceEnablePeerAccess)."""
+def _disable_peer_access(device: int, peer: int) -> None:
+    hip.hipSetDevice(device)
+    hip.hipDeviceDisablePeerAccess(peer)
+
+
+def device_to_device_shell(mod, memcpy, should_synchronize: bool, stream=None,
+                           enable_peer_access: bool = False) -> None:
+    """MemcpyDeviceToDeviceShell<should_synchronize, enable_peer_access>: with peer access enabled, pairs of
+    one device skip, and the source device's access to the destination is disabled again after the copy."""
     n = hip.hipGetDeviceCount()
     for size in SIZES:
         for src_device in range(n):
             for dst_device in range(n):
                 hip.hipSetDevice(src_device)
+                if enable_peer_access:
+                    if src_device == dst_device:
+                        continue
+                    if not hip.hipDeviceCanAccessPeer(src_device, dst_device):
+                        continue        # HIP_SKIP_TEST("Skipped as peer access cannot be enabled ...")
                 with contextlib.ExitStack() as es:
+                    if enable_peer_access:
+                        hip.hipDeviceEnablePeerAccess(dst_device, 0)
+                        es.callback(_disable_peer_access, src_device, dst_device)
                     src = es.enter_context(Alloc("hipMalloc", size))
                     result = es.enter_context(Alloc("hipHostMalloc", size, 0x1))
                     hip.hipSetDevice(dst_device)

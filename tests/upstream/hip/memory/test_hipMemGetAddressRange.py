@@ -8,15 +8,18 @@ from tests.upstream.hip.memory.common import K_PAGE_SIZE
 UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemGetAddressRange.cc"
 
 
-# The "Device address range" GENERATE of hipMallocManaged is left out (hdemu has no managed memory).
+# "Device address range" GENERATEs the allocation kind: hipMalloc and hipMallocManaged.
 @pytest.mark.parametrize("offset", [0, 20, 40, 60, 80])
 @pytest.mark.parametrize("allocation_size", [K_PAGE_SIZE // 2, K_PAGE_SIZE, K_PAGE_SIZE * 2])
-@pytest.mark.parametrize("section", ["Host address range", "Device address range", "Pitch address range"])
+@pytest.mark.parametrize("section", ["Host address range", "Device address range-hipMalloc",
+                                     "Device address range-hipMallocManaged", "Pitch address range"])
 def test_Unit_hipMemGetAddressRange_Positive(platform, section, allocation_size, offset):
     if section == "Host address range":
         ptr, size = hip.hipHostMalloc(allocation_size), allocation_size
-    elif section == "Device address range":
+    elif section == "Device address range-hipMalloc":
         ptr, size = hip.hipMalloc(allocation_size), allocation_size
+    elif section == "Device address range-hipMallocManaged":
+        ptr, size = hip.hipMallocManaged(allocation_size), allocation_size     # LinearAllocGuard's flags 1u
     else:
         ptr, pitch = hip.hipMallocPitch(32, 32)      # LinearAllocGuard2D<int>(32, 32): 128-byte rows
         size = pitch * 32

@@ -11,14 +11,18 @@ UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemcpyAsync.cc"
 
 D2H, H2D, H2H, D2D, DEF = (hip.hipMemcpyDeviceToHost, hip.hipMemcpyHostToDevice, hip.hipMemcpyHostToHost,
                            hip.hipMemcpyDeviceToDevice, hip.hipMemcpyDefault)
-# MemcpyWithDirectionCommonTests; the "Peer access enabled" device-to-device SECTIONs need
-# hipDeviceEnablePeerAccess (not in hdemu): only "Peer access disabled" runs.
+# MemcpyWithDirectionCommonTests: SECTION -> (shell, kind, peer access enabled)
 SECTIONS = {
-    "Device to host": (c.device_to_host_shell, D2H), "Device to host with default kind": (c.device_to_host_shell, DEF),
-    "Host to device": (c.host_to_device_shell, H2D), "Host to device with default kind": (c.host_to_device_shell, DEF),
-    "Host to host": (c.host_to_host_shell, H2H), "Host to host with default kind": (c.host_to_host_shell, DEF),
-    "Device to device": (c.device_to_device_shell, D2D),
-    "Device to device with default kind": (c.device_to_device_shell, DEF),
+    "Device to host": (c.device_to_host_shell, D2H, False),
+    "Device to host with default kind": (c.device_to_host_shell, DEF, False),
+    "Host to device": (c.host_to_device_shell, H2D, False),
+    "Host to device with default kind": (c.host_to_device_shell, DEF, False),
+    "Host to host": (c.host_to_host_shell, H2H, False),
+    "Host to host with default kind": (c.host_to_host_shell, DEF, False),
+    "Device to device-Peer access enabled": (c.device_to_device_shell, D2D, True),
+    "Device to device-Peer access disabled": (c.device_to_device_shell, D2D, False),
+    "Device to device with default kind-Peer access enabled": (c.device_to_device_shell, DEF, True),
+    "Device to device with default kind-Peer access disabled": (c.device_to_device_shell, DEF, False),
 }
 
 
@@ -29,8 +33,12 @@ def test_Unit_hipMemcpyAsync_Positive_Basic(kmod, stream_type, section):
     if stream_type == "created":
         stream = hip.hipStreamCreate()
     try:
-        shell, kind = SECTIONS[section]
-        shell(kmod, lambda d, s, n: hip.hipMemcpyAsync(d, s, n, kind, stream), True, stream)
+        shell, kind, peer = SECTIONS[section]
+        memcpy = lambda d, s, n: hip.hipMemcpyAsync(d, s, n, kind, stream)      # noqa: E731
+        if shell is c.device_to_device_shell:
+            shell(kmod, memcpy, True, stream, peer)
+        else:
+            shell(kmod, memcpy, True, stream)
     finally:
         if stream_type == "created":
             hip.hipStreamDestroy(stream)

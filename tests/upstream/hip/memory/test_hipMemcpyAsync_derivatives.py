@@ -60,10 +60,11 @@ def test_Unit_hipMemcpyHtoDAsync_Negative_Parameters(platform):
                        c.invalid_stream())
 
 
-# SECTION "Peer access enabled" needs hipDeviceEnablePeerAccess (not in hdemu): only "disabled" runs.
+@pytest.mark.parametrize("section", ["Device to device-Peer access enabled", "Device to device-Peer access disabled"])
 @pytest.mark.parametrize("stream", STREAMS, indirect=True)
-def test_Unit_hipMemcpyDtoDAsync_Positive_Basic(kmod, stream):
-    c.device_to_device_shell(kmod, lambda d, s, n: hip.hipMemcpyDtoDAsync(d, s, n, stream), True, stream)
+def test_Unit_hipMemcpyDtoDAsync_Positive_Basic(kmod, stream, section):
+    c.device_to_device_shell(kmod, lambda d, s, n: hip.hipMemcpyDtoDAsync(d, s, n, stream), True, stream,
+                             section.endswith("enabled"))
 
 
 def test_Unit_hipMemcpyDtoDAsync_Positive_Synchronization_Behavior(kmod):

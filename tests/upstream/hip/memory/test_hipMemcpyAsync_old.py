@@ -1,8 +1,9 @@
 """hipMemcpyAsync (the older file): copies around a vectorADD, host-to-host / pinned / device chains on
 one stream, sixteen threads loading one non-blocking stream (SWDEV-181598) or four a stream each, and pinned
 buffers reused across two devices. Vectors are 16 Ki elements (upstream: 1 Mi, and 32 Ki per thread).
-The "DeviceContextChange" and "PeerGPU" SECTIONs need hipDeviceCanAccessPeer, and the registered-memory
-half of PinnedRegMemWithKernelLaunch hipHostRegister (neither is in hdemu): they are left out."""
+The "DeviceContextChange" and "PeerGPU" SECTIONs (hipDeviceCanAccessPeer: in hdemu since, not yet ported)
+and the registered-memory half of PinnedRegMemWithKernelLaunch (hipHostRegister, not in hdemu) are left
+out."""
 import threading
 
 import numpy as np

@@ -1,5 +1,6 @@
 """hipMemcpyDtoD from device 0 to device 1, then a kernel on device 1 adds the copies (int, float, double).
-hdemu has no hipDeviceCanAccessPeer / hipDeviceEnablePeerAccess: the case runs upstream's "no P2P" path."""
+The case runs upstream's "no P2P" path: it was ported before hdemu had hipDeviceCanAccessPeer /
+hipDeviceEnablePeerAccess (the P2P path is not yet ported: NOT_PORTED.md)."""
 import numpy as np
 import pytest
 

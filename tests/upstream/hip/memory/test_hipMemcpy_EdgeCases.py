@@ -2,9 +2,9 @@
 device chains with hipMemcpyDefault; memcpytest2 (host-to-host staging, a device-to-device copy, the
 source then overwritten) from two serialised threads with pinned and pageable memory; pinned buffers
 reused on a second device. Vectors are 16 Ki elements (upstream: 4 Mi). Test names with "-" upstream
-("H2H-H2D-D2H-H2PinMem") use "_". The "DeviceContextChange" and "PeerGPU" SECTIONs need
-hipDeviceCanAccessPeer and the registered half of PinnedRegMemWithKernelLaunch hipHostRegister (not
-in hdemu): they are left out."""
+("H2H-H2D-D2H-H2PinMem") use "_". The "DeviceContextChange" and "PeerGPU" SECTIONs (hipDeviceCanAccessPeer:
+in hdemu since, not yet ported) and the registered half of PinnedRegMemWithKernelLaunch (hipHostRegister,
+not in hdemu) are left out."""
 import threading
 
 import numpy as np

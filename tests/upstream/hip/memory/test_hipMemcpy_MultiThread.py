@@ -1,7 +1,8 @@
 """Five threads at once, each running all eight 1-D copy functions in turn on every device (host to
 device and back, with a stream each for the asynchronous ones) and checking the data. The device-to-
-device parts of upstream are guarded by hipDeviceCanAccessPeer (not in hdemu) and left out; with two
-devices the DtoD and DtoDAsync steps then copy nothing, as upstream does without peer access."""
+device parts of upstream are guarded by hipDeviceCanAccessPeer and left out (ported before hdemu had it;
+not yet ported): with two devices the DtoD and DtoDAsync steps copy nothing, as upstream does without peer
+access."""
 import threading
 
 import numpy as np
@@ -58,7 +59,7 @@ def memcpy_and_verify(api: int) -> bool:
             hip.hipMemcpyDtoHAsync(b_h, a_d[i], nbytes, stream[i])
             hip.hipStreamSynchronize(stream[i])
         else:
-            break                       # D2D / D2DAsync: only under hipDeviceCanAccessPeer (see above)
+            break                       # D2D / D2DAsync: only under hipDeviceCanAccessPeer (left out, see above)
         ok &= check()
     if api in (TEST_MEMCPYD2D, TEST_MEMCPYD2DASYNC) and gpus == 1:
         hip.hipMemcpy(b_h, a_h, nbytes, hip.hipMemcpyHostToHost)

@@ -40,9 +40,9 @@ def test_Unit_hipMemcpyHtoD_Negative_Parameters(platform):
         c.expect_error("hipErrorInvalidValue", hip.hipMemcpyHtoD, d.ptr, None, c.K_PAGE_SIZE)
 
 
-# SECTION "Peer access enabled" needs hipDeviceEnablePeerAccess (not in hdemu): only "disabled" runs.
-def test_Unit_hipMemcpyDtoD_Positive_Basic(kmod):
-    c.device_to_device_shell(kmod, hip.hipMemcpyDtoD, False)
+@pytest.mark.parametrize("section", ["Peer access enabled", "Peer access disabled"])
+def test_Unit_hipMemcpyDtoD_Positive_Basic(kmod, section):
+    c.device_to_device_shell(kmod, hip.hipMemcpyDtoD, False, None, section.endswith("enabled"))
 
 
 # Unit_hipMemcpyDtoD_Positive_Synchronization_Behavior is skipped on AMD upstream (EXSWCPHIPT-127).
