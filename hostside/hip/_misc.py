@@ -20,7 +20,7 @@ from ._context import _current_device, _st
 from ._device import DEVICE_LIMITS, DEVICE_MAJOR, DEVICE_MINOR, _check_device, _properties
 from ._errors import _api, _raise, hipError_t
 from ._limits import MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK, WARP_SIZE
-from ._memory import _host_info, hipMemoryTypeDevice, hipMemoryTypeHost
+from ._memory import _host_info, _managed, hipMemoryTypeDevice, hipMemoryTypeHost
 from ._module import hipFunction_t
 
 __all__ = ["hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipDeviceGet", "hipDeviceComputeCapability",
@@ -367,7 +367,7 @@ def hipPointerGetAttribute(attribute, ptr):
     MEMORY_TYPE (hipMemoryTypeDevice or hipMemoryTypeHost), DEVICE_POINTER (``ptr`` itself),
     HOST_POINTER (pinned memory: ``ptr``; device memory: hipErrorInvalidValue), DEVICE_ORDINAL,
     RANGE_START_ADDR / RANGE_SIZE (the allocation, sizes rounded up to 256 bytes), BUFFER_ID,
-    IS_MANAGED / SYNC_MEMOPS (False), MAPPED (True), ACCESS_FLAGS (0). A pointer no allocation
+    IS_MANAGED (True for hipMallocManaged memory), SYNC_MEMOPS (False), MAPPED (True), ACCESS_FLAGS (0). A pointer no allocation
     contains is hipErrorInvalidValue (ACCESS_FLAGS: 0); CONTEXT, P2P_TOKENS, IPC, handle types, RDMA
     and MEMPOOL_HANDLE are hipErrorNotSupported; an unknown attribute or a null pointer
     hipErrorInvalidValue."""
@@ -406,7 +406,9 @@ def hipPointerGetAttribute(attribute, ptr):
         return True
     if attr == _PA.HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS:
         return 0
-    return False            # IS_MANAGED, SYNC_MEMOPS
+    if attr == _PA.HIP_POINTER_ATTRIBUTE_IS_MANAGED:
+        return a.base in _managed(rt)       # hipMallocManaged memory (as hipPointerGetAttributes' isManaged)
+    return False            # SYNC_MEMOPS
 
 
 @_api

@@ -56,6 +56,9 @@ def test_host_and_kernels_share_managed_memory(mod):
     a = hip.hipPointerGetAttributes(p + 8)
     assert a.type == hip.hipMemoryTypeManaged and a.isManaged == 1 and a.device == 0
     assert a.devicePointer == a.hostPointer == p + 8
+    PA = hip.hipPointer_attribute
+    assert hip.hipPointerGetAttribute(PA.HIP_POINTER_ATTRIBUTE_IS_MANAGED, p + 8) is True
+    assert hip.hipPointerGetAttribute(PA.HIP_POINTER_ATTRIBUTE_IS_MANAGED, h) is False
     hip.hipFree(p)
     assert hip.hipPointerGetAttributes(p).type == hip.hipMemoryTypeUnregistered
     _err(E.hipErrorInvalidValue, hip.hipFree, p)                  # freed once
