@@ -1,6 +1,8 @@
 """memcpy1d_tests_common.hh and resource_guards.hh for the ported memory tests: allocations of each
 kind, the copy shells (device to host, host to device, host to host, device to device) and the
-synchronisation-behaviour checks, with a Gate in place of upstream's timed delay kernel."""
+synchronisation-behaviour checks, with a Gate in place of upstream's timed delay kernel; the SECTIONs
+of MemcpyWithDirectionCommonTests, the directions of the 1-D negative-parameter cases and the
+capture-then-launch of the capture cases."""
 from __future__ import annotations
 
 import contextlib
@@ -14,7 +16,8 @@ from tests.upstream.hipkit import Gate
 
 __all__ = ["K_PAGE_SIZE", "HOST_MALLOC_FLAGS", "Alloc", "vector_set", "host_kinds", "device_to_host_shell",
            "host_to_device_shell", "host_to_host_shell", "device_to_device_shell", "sync_behavior_check",
-           "invalid_stream", "expect_error", "SIZES"]
+           "invalid_stream", "expect_error", "SIZES", "DIRECTION_SECTIONS", "direction_section",
+           "NEGATIVE_DIRECTIONS", "run_captured"]
 
 K_PAGE_SIZE = 4096
 SIZES = (K_PAGE_SIZE // 2, K_PAGE_SIZE, K_PAGE_SIZE * 2)
@@ -189,3 +192,58 @@ def expect_error(error: str, fn, *args):
     with pytest.raises(hip.HipError) as ei:
         fn(*args)
     assert ei.value.error == hip.hipError_t[error], ei.value
+
+
+#: MemcpyWithDirectionCommonTests: SECTION -> (shell, kind, peer access enabled)
+DIRECTION_SECTIONS = {
+    "Device to host": (device_to_host_shell, hip.hipMemcpyDeviceToHost, False),
+    "Device to host with default kind": (device_to_host_shell, hip.hipMemcpyDefault, False),
+    "Host to device": (host_to_device_shell, hip.hipMemcpyHostToDevice, False),
+    "Host to device with default kind": (host_to_device_shell, hip.hipMemcpyDefault, False),
+    "Host to host": (host_to_host_shell, hip.hipMemcpyHostToHost, False),
+    "Host to host with default kind": (host_to_host_shell, hip.hipMemcpyDefault, False),
+    "Device to device-Peer access enabled": (device_to_device_shell, hip.hipMemcpyDeviceToDevice, True),
+    "Device to device-Peer access disabled": (device_to_device_shell, hip.hipMemcpyDeviceToDevice, False),
+    "Device to device with default kind-Peer access enabled": (device_to_device_shell, hip.hipMemcpyDefault, True),
+    "Device to device with default kind-Peer access disabled": (device_to_device_shell, hip.hipMemcpyDefault, False),
+}
+
+
+def direction_section(mod, section: str, memcpy_of_kind, should_synchronize: bool, stream=None) -> None:
+    """One SECTION of MemcpyWithDirectionCommonTests: its shell with ``memcpy_of_kind(kind)`` (a
+    (dst, src, nbytes) copy) of the SECTION's kind (and peer access, for device to device)."""
+    shell, kind, peer = DIRECTION_SECTIONS[section]
+    memcpy = memcpy_of_kind(kind)
+    if shell is device_to_device_shell:
+        shell(mod, memcpy, should_synchronize, stream, peer)
+    else:
+        shell(mod, memcpy, should_synchronize, stream)
+
+
+#: (SECTION, destination kind, source kind, memcpy kind) of the 1-D Negative_Parameters cases
+NEGATIVE_DIRECTIONS = [
+    ("Host to device", "hipMalloc", "hipHostMalloc", hip.hipMemcpyHostToDevice),
+    ("Device to host", "hipHostMalloc", "hipMalloc", hip.hipMemcpyDeviceToHost),
+    ("Host to host", "hipHostMalloc", "hipHostMalloc", hip.hipMemcpyHostToHost),
+    ("Device to device", "hipMalloc", "hipMalloc", hip.hipMemcpyDeviceToDevice)]
+
+
+def run_captured(stream, enqueue, sync_device: bool = False) -> None:
+    """hipStreamBeginCapture(stream), ``enqueue()``, hipStreamEndCapture (then hipDeviceSynchronize when
+    ``sync_device``), hipGraphInstantiate, hipGraphLaunch on ``stream`` and hipStreamSynchronize; the
+    graph and its executable are destroyed after (the stream is the caller's)."""
+    graph = graph_exec = None
+    try:
+        hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureModeGlobal)
+        enqueue()
+        graph = hip.hipStreamEndCapture(stream)
+        if sync_device:
+            hip.hipDeviceSynchronize()
+        graph_exec = hip.hipGraphInstantiate(graph)
+        hip.hipGraphLaunch(graph_exec, stream)
+        hip.hipStreamSynchronize(stream)
+    finally:
+        if graph_exec is not None:
+            hip.hipGraphExecDestroy(graph_exec)
+        if graph is not None:
+            hip.hipGraphDestroy(graph)

@@ -51,6 +51,21 @@ def kmod(platform):
     return platform.mod
 
 
+@pytest.fixture
+def stream(request):
+    """StreamGuard(stream_type), for ``@pytest.mark.parametrize("stream", [...], indirect=True)``: the null
+    stream ("nullstream"), hipStreamPerThread ("perThread") or a created stream ("created", destroyed
+    from device 0)."""
+    kind = request.param
+    if kind == "created":
+        s = hip.hipStreamCreate()
+        yield s
+        hip.hipSetDevice(0)
+        hip.hipStreamDestroy(s)
+    else:
+        yield None if kind == "nullstream" else hip.hipStreamPerThread
+
+
 @pytest.fixture(autouse=True)
 def _recover(platform):
     yield

@@ -1,7 +1,7 @@
 """The HipTest:: helpers the ported memcpy / malloc / free files share: initArrays / setDefaultData /
 freeArrays as typed host and device buffers, the typed vectorADD and vector_square kernels of
 tests/kernels/upstream.py, setNumBlocks, and BlockingContext (a stream held busy by a host callback
-until the test releases it)."""
+until the test releases it), and the write-then-synchronise check of hipHostAlloc / hipMallocHost."""
 from __future__ import annotations
 
 import threading
@@ -11,7 +11,7 @@ import numpy as np
 from hostside import hip
 
 __all__ = ["VECTOR_ADD", "VECTOR_SQUARE", "HostBuf", "Arrays", "default_data", "set_num_blocks", "launch",
-           "vector_add", "vector_square", "BlockingContext", "host_address"]
+           "vector_add", "vector_square", "BlockingContext", "host_address", "SYNC_SECTIONS", "kernel_write_seen"]
 
 #: HipTest::vectorADD<T> of each element type (the Python kernels do the grid-stride loop in one step)
 VECTOR_ADD = {np.int32: "vectorADD_i32", np.float32: "vectorADD", np.float64: "memcpy_vector_add_f64"}
@@ -152,3 +152,27 @@ class BlockingContext:
 
     def __exit__(self, *exc):
         self.unblock_stream()
+
+
+#: the synchronisation SECTIONs of hipHostAlloc.cc / hipMallocHost.cc's DataValidation
+SYNC_SECTIONS = ["device sync", "event sync", "stream sync"]
+
+
+def kernel_write_seen(mod, host_memory: int, device_memory: int, section: str, validation_number: int = 10) -> None:
+    """write_integer<<<1, 1>>>(device_memory, validation_number), the SECTION's synchronisation (device,
+    event or stream), then the int at ``host_memory`` is validation_number."""
+    event = None
+    try:
+        launch(mod, "set_value", 1, 1, [device_memory, validation_number, 1])   # write_integer<<<1, 1>>>
+        if section == "device sync":
+            hip.hipDeviceSynchronize()
+        elif section == "event sync":
+            event = hip.hipEventCreateWithFlags(0)
+            hip.hipEventRecord(event, None)
+            hip.hipEventSynchronize(event)
+        else:
+            hip.hipStreamSynchronize(None)
+        assert hip.host_array(host_memory, np.int32, 1)[0] == validation_number
+    finally:
+        if event is not None:
+            hip.hipEventDestroy(event)

@@ -1,7 +1,7 @@
 """memcpy2d_tests_common.hh for the ported hipMemcpy2D / hipMemcpy2DAsync files: LinearAllocGuard2D, the
 copy shells (device to host, device to device, host to device, host to host) and the
-synchronisation-behaviour checks, with a gate in place of upstream's 300 ms delay kernel. The zero width
-and height check is test_hipMemcpy2D.py's; the hipMemcpyParam2D / hipDrvMemcpy2DUnaligned adapters and the
+synchronisation-behaviour checks, with a gate in place of upstream's 300 ms delay kernel, and the zero
+width and height and negative-parameter checks both files share. The hipMemcpyParam2D / hipDrvMemcpy2DUnaligned adapters and the
 array shells are left out (not in hdemu). Upstream's Iota kernel (a pitched 2-D grid of int) is the same
 values written by a 1-D hipMemcpy of the whole pitched allocation (tests/kernels/upstream.py has no
 pitched Iota kernel)."""
@@ -11,14 +11,16 @@ import contextlib
 import threading
 
 import numpy as np
+import pytest
 
 from hostside import hip
-from tests.upstream.hip.memory.memcpy3d_common import Host, pitched
+from tests.upstream.hip.memory.memcpy3d_common import Host, iota_device, pitched, verify
 from tests.upstream.hipkit import Gate, wait_until
 
 __all__ = ["INT", "COLS", "ROWS", "Alloc2D", "Host", "device_to_host_shell", "device_to_device_shell",
            "host_to_device_shell", "host_to_host_shell", "sync_behavior_check", "htod_sync_behavior",
-           "dtoh_pageable_sync_behavior", "dtoh_pinned_sync_behavior", "dtod_sync_behavior"]
+           "dtoh_pageable_sync_behavior", "dtoh_pinned_sync_behavior", "dtod_sync_behavior",
+           "zero_width_height", "NEGATIVE_CASES", "negative_parameters"]
 
 INT = 4                                     # sizeof(int)
 COLS, ROWS = 127, 128
@@ -51,9 +53,7 @@ class Alloc2D:
 
 def _iota_device(ptr: int, pitch: int, w: int, h: int) -> None:
     """Iota<<<...>>>(ptr, pitch, w, h, 1): the same values, written by one hipMemcpy."""
-    buf = np.zeros(pitch * h, np.uint8)
-    pitched(buf, pitch, w, h, 1)[:] = _f(w, h)
-    hip.hipMemcpy(ptr, buf, buf.nbytes, hip.hipMemcpyHostToDevice)
+    iota_device(ptr, pitch, w, h, 1, _f(w, h))
 
 
 def _f(w: int, h: int) -> np.ndarray:
@@ -62,11 +62,7 @@ def _f(w: int, h: int) -> np.ndarray:
 
 
 def _verify(u8, pitch, w, h, what) -> None:
-    got, want = pitched(u8, pitch, w, h, 1), _f(w, h)
-    bad = np.argwhere(got != want)
-    if bad.size:
-        at = tuple(bad[0])
-        raise AssertionError(f"{what}: mismatch at [z, y, x] {at}: {got[at]} != {want[at]}")
+    verify(u8, pitch, w, h, 1, what, _f(w, h))
 
 
 def device_to_host_shell(memcpy, should_synchronize: bool, stream=None) -> None:
@@ -223,3 +219,91 @@ def dtod_sync_behavior(mod, memcpy, should_sync: bool, stream=None) -> None:
     with Alloc2D(SYNC_COLS, SYNC_ROWS) as src, Alloc2D(SYNC_COLS, SYNC_ROWS) as dst:
         sync_behavior_check(mod, lambda: memcpy(dst.ptr, dst.pitch, src.ptr, src.pitch, dst.width, dst.height,
                                                 hip.hipMemcpyDeviceToDevice), should_sync, stream)
+
+
+ZCOLS, ZROWS = 63, 64                       # Memcpy2DZeroWidthHeight's uint8 region
+
+
+def zero_width_height(memcpy, section: str, mult) -> None:
+    """Memcpy2DZeroWidthHeight: a copy of ``mult`` (width, height multipliers, one of them 0) times the
+    region leaves the destination's 42s as they were. ``memcpy`` is (dst, dpitch, src, spitch, width,
+    height, kind) and has finished the copy when it returns."""
+    wm, hm = mult
+    dev, dev2 = Alloc2D(ZCOLS, ZROWS, 1), Alloc2D(ZCOLS, ZROWS, 1)
+    n = dev.width * ZROWS
+    src_h, dst_h = hip.hipHostMalloc(n), hip.hipHostMalloc(n)
+    sh, dh = hip.host_array(src_h, np.uint8, n), hip.host_array(dst_h, np.uint8, n)
+    try:
+        if section == "Device to Host":
+            dh[:] = 42
+            hip.hipMemset2D(dev.ptr, dev.pitch, 1, dev.width, ZROWS)
+            memcpy(dst_h, dev.width, dev.ptr, dev.pitch, dev.width * wm, ZROWS * hm, hip.hipMemcpyDeviceToHost)
+            assert (dh == 42).all()
+        elif section == "Device to Device":
+            hip.hipMemset2D(dev.ptr, dev.pitch, 1, dev.width, ZROWS)
+            hip.hipMemset2D(dev2.ptr, dev2.pitch, 42, dev2.width, ZROWS)
+            memcpy(dev2.ptr, dev2.pitch, dev.ptr, dev.pitch, dev.width * wm, ZROWS * hm, hip.hipMemcpyDeviceToDevice)
+            assert (dev2.read() == 42).all()
+        elif section == "Host to Device":
+            sh[:] = 1
+            hip.hipMemset2D(dev.ptr, dev.pitch, 42, dev.width, ZROWS)
+            memcpy(dev.ptr, dev.pitch, src_h, dev.width, dev.width * wm, ZROWS * hm, hip.hipMemcpyHostToDevice)
+            assert (dev.read() == 42).all()
+        else:
+            sh[:], dh[:] = 1, 42
+            memcpy(dst_h, ZCOLS, src_h, ZCOLS, ZCOLS * wm, ZROWS * hm, hip.hipMemcpyHostToHost)
+            assert (dh == 42).all()
+    finally:
+        hip.hipHostFree(src_h)
+        hip.hipHostFree(dst_h)
+        dev.free()
+        dev2.free()
+
+
+NEGATIVE_CASES = ["dst == nullptr", "src == nullptr", "dpitch < width", "spitch < width", "dpitch > max pitch",
+                  "spitch > max pitch"]
+
+
+def negative_parameters(memcpy, section: str, case: str) -> None:
+    """The negative-parameter SECTIONs of one direction (``section``, upstream's spelling, any case):
+    null pointers and a pitch over maxPitch are hipErrorInvalidValue, a pitch under the width
+    hipErrorInvalidPitchValue. ``memcpy`` is (dst, dpitch, src, spitch, width, height, kind)."""
+    E = hip.hipError_t
+    section = section.lower()
+    cols, rows = 128, 128
+    allocs = []
+    try:
+        if section == "host to host":
+            a, b = hip.hipHostMalloc(cols * rows * 4), hip.hipHostMalloc(cols * rows * 4)
+            allocs += [(hip.hipHostFree, a), (hip.hipHostFree, b)]
+            dst, dpitch, src, spitch, width, height, kind = b, cols * 4, a, cols * 4, cols * 4, rows, \
+                hip.hipMemcpyHostToHost
+        else:
+            d = Alloc2D(cols, rows, 4)
+            allocs.append((hip.hipFree, d.ptr))
+            if section == "device to device":
+                s = Alloc2D(cols, rows, 4)
+                allocs.append((hip.hipFree, s.ptr))
+                dst, dpitch, src, spitch, kind = d.ptr, d.pitch, s.ptr, s.pitch, hip.hipMemcpyDeviceToDevice
+            else:
+                h = hip.hipHostMalloc(d.pitch * rows)
+                allocs.append((hip.hipHostFree, h))
+                if section == "host to device":
+                    dst, src, kind = d.ptr, h, hip.hipMemcpyHostToDevice
+                else:
+                    dst, src, kind = h, d.ptr, hip.hipMemcpyDeviceToHost
+                dpitch = spitch = d.pitch
+            width, height = d.width, d.height
+        max_pitch = hip.hipDeviceGetAttribute(hip.hipDeviceAttribute_t.hipDeviceAttributeMaxPitch, 0)
+        args = {"dst == nullptr": (0, dpitch, src, spitch, E.hipErrorInvalidValue),
+                "src == nullptr": (dst, dpitch, 0, spitch, E.hipErrorInvalidValue),
+                "dpitch < width": (dst, width - 1, src, spitch, E.hipErrorInvalidPitchValue),
+                "spitch < width": (dst, dpitch, src, width - 1, E.hipErrorInvalidPitchValue),
+                "dpitch > max pitch": (dst, max_pitch + 1, src, spitch, E.hipErrorInvalidValue),
+                "spitch > max pitch": (dst, dpitch, src, max_pitch + 1, E.hipErrorInvalidValue)}[case]
+        with pytest.raises(hip.HipError) as ei:
+            memcpy(args[0], args[1], args[2], args[3], width, height, kind)
+        assert ei.value.error == args[4]
+    finally:
+        for free, p in allocs:
+            free(p)

@@ -14,7 +14,7 @@ import pytest
 from hostside import hip
 from tests.upstream.hip.memory import common as c
 
-__all__ = ["INT", "EXTENT", "Alloc3D", "Host", "memcpy3d_wrapper", "iota", "pitched", "iota_device",
+__all__ = ["INT", "EXTENT", "Alloc3D", "Host", "memcpy3d_wrapper", "iota", "pitched", "iota_device", "verify",
            "device_to_host_shell", "device_to_device_shell", "host_to_device_shell", "host_to_host_shell",
            "htod_sync_behavior", "dtoh_pageable_sync_behavior", "dtoh_pinned_sync_behavior",
            "dtod_sync_behavior", "zero_width_height_depth", "NEGATIVE_CASES", "negative_tests",
@@ -103,15 +103,19 @@ def pitched(u8: np.ndarray, pitch: int, w: int, h: int, d: int, dtype=np.int32) 
     return u8[:pitch * h * d].reshape(d, h, pitch)[:, :, :w * item].view(dtype)
 
 
-def iota_device(ptr: int, pitch: int, w: int, h: int, d: int) -> None:
-    """Iota<<<...>>>(ptr, pitch, w, h, d): the same values, written by one hipMemcpy."""
+def iota_device(ptr: int, pitch: int, w: int, h: int, d: int, values: np.ndarray | None = None) -> None:
+    """Iota<<<...>>>(ptr, pitch, w, h, d): the same values (or ``values``, [z, y, x]), written by one
+    hipMemcpy."""
     buf = np.zeros(pitch * h * d, np.uint8)
-    pitched(buf, pitch, w, h, d)[:] = iota(w, h, d)
+    pitched(buf, pitch, w, h, d)[:] = iota(w, h, d) if values is None else values
     hip.hipMemcpy(ptr, buf, buf.nbytes, hip.hipMemcpyHostToDevice)
 
 
-def _verify(u8, pitch, w, h, d, what) -> None:
-    got, want = pitched(u8, pitch, w, h, d), iota(w, h, d)
+def verify(u8, pitch, w, h, d, what, want: np.ndarray | None = None) -> None:
+    """The [z, y, x] int values at ``u8`` (rows ``pitch`` bytes apart) are Iota's (or ``want``)."""
+    got = pitched(u8, pitch, w, h, d)
+    if want is None:
+        want = iota(w, h, d)
     bad = np.argwhere(got != want)
     if bad.size:
         at = tuple(bad[0])
@@ -129,7 +133,7 @@ def device_to_host_shell(memcpy, should_synchronize: bool, stream=None) -> None:
                            ORIGIN, dev.extent, kind, stream)
                     if should_synchronize:
                         hip.hipStreamSynchronize(stream)
-                    _verify(host.u8, host_pitch, dev.width_logical, dev.height, dev.depth,
+                    verify(host.u8, host_pitch, dev.width_logical, dev.height, dev.depth,
                             f"kind {kind}, host pitch {host_pitch}")
 
 
@@ -165,7 +169,7 @@ def device_to_device_shell(memcpy, should_synchronize: bool, enable_peer_access:
                         hip.hipStreamSynchronize(kernel_stream)
                     memcpy3d_wrapper(hip.make_hipPitchedPtr(host.ptr, dst.width, dst.width, dst.height), ORIGIN,
                                      dst.pp, ORIGIN, dst.extent, hip.hipMemcpyDeviceToHost)
-                    _verify(host.u8, dst.width, dst.width_logical, dst.height, dst.depth,
+                    verify(host.u8, dst.width, dst.width_logical, dst.height, dst.depth,
                             f"kind {kind}, devices {src_device} -> {dst_device}")
 
 
@@ -185,7 +189,7 @@ def host_to_device_shell(memcpy, should_synchronize: bool, stream=None) -> None:
                         hip.hipStreamSynchronize(stream)
                     memcpy3d_wrapper(hip.make_hipPitchedPtr(dst.ptr, dev.width, dev.width, dev.height), ORIGIN,
                                      dev.pp, ORIGIN, dev.extent, hip.hipMemcpyDeviceToHost)
-                    _verify(dst.u8, dev.width, dev.width_logical, dev.height, dev.depth,
+                    verify(dst.u8, dev.width, dev.width_logical, dev.height, dev.depth,
                             f"kind {kind}, host pitch {host_pitch}")
 
 
@@ -203,7 +207,7 @@ def host_to_host_shell(memcpy, should_synchronize: bool, stream=None) -> None:
                        hip.make_hipPitchedPtr(src.ptr, src_pitch, width, height), ORIGIN, extent, kind, stream)
                 if should_synchronize:
                     hip.hipStreamSynchronize(stream)
-                _verify(dst.u8, width, width // INT, height, depth, f"kind {kind}, padding {padding}")
+                verify(dst.u8, width, width // INT, height, depth, f"kind {kind}, padding {padding}")
 
 
 SYNC_EXTENT = (32 * INT, 32, 8)

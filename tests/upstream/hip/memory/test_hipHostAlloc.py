@@ -4,11 +4,10 @@ pointer hipHostGetDevicePointer gives is seen by the host after a device, event 
 synchronisation; a size of max size_t (upstream's -1) is hipErrorOutOfMemory and flags 999
 hipErrorInvalidValue. The "host memory is nullptr" SECTION (a null out-pointer) has no Python form (the
 pointer is the return value)."""
-import numpy as np
 import pytest
 
 from hostside import hip
-from tests.upstream.hip.memory.hiptest_common import launch
+from tests.upstream.hip.memory.hiptest_common import SYNC_SECTIONS, kernel_write_seen
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipHostAlloc.cc"
 
@@ -33,27 +32,13 @@ def test_Unit_hipHostAlloc_Positive(platform, flags):
     hip.hipFreeHost(host_memory)
 
 
-@pytest.mark.parametrize("section", ["device sync", "event sync", "stream sync"])
+@pytest.mark.parametrize("section", SYNC_SECTIONS)
 @_flags
 def test_Unit_hipHostAlloc_DataValidation(kmod, flags, section):
-    validation_number = 10
-    event = None
     host_memory = hip.hipHostAlloc(INT, flags)
     try:
-        device_memory = hip.hipHostGetDevicePointer(host_memory, 0)
-        launch(kmod, "set_value", 1, 1, [device_memory, validation_number, 1])   # write_integer<<<1, 1>>>
-        if section == "device sync":
-            hip.hipDeviceSynchronize()
-        elif section == "event sync":
-            event = hip.hipEventCreateWithFlags(0)
-            hip.hipEventRecord(event, None)
-            hip.hipEventSynchronize(event)
-        else:
-            hip.hipStreamSynchronize(None)
-        assert hip.host_array(host_memory, np.int32, 1)[0] == validation_number
+        kernel_write_seen(kmod, host_memory, hip.hipHostGetDevicePointer(host_memory, 0), section)
     finally:
-        if event is not None:
-            hip.hipEventDestroy(event)
         hip.hipFreeHost(host_memory)
 
 

@@ -2,11 +2,10 @@
 hipHostFree; a kernel's write to it is seen by the host after a device, event or stream
 synchronisation; a size of max size_t (upstream's -1) is hipErrorOutOfMemory. The "host memory is
 nullptr" SECTION (a null out-pointer) has no Python form (the pointer is the return value)."""
-import numpy as np
 import pytest
 
 from hostside import hip
-from tests.upstream.hip.memory.hiptest_common import launch
+from tests.upstream.hip.memory.hiptest_common import SYNC_SECTIONS, kernel_write_seen
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMallocHost.cc"
 
@@ -19,25 +18,12 @@ def test_Unit_hipMallocHost_Positive(platform):
     hip.hipHostFree(host_memory)
 
 
-@pytest.mark.parametrize("section", ["device sync", "event sync", "stream sync"])
+@pytest.mark.parametrize("section", SYNC_SECTIONS)
 def test_Unit_hipMallocHost_DataValidation(kmod, section):
-    validation_number = 10
-    event = None
     host_memory = hip.hipMallocHost(INT)
     try:
-        launch(kmod, "set_value", 1, 1, [host_memory, validation_number, 1])     # write_integer<<<1, 1>>>
-        if section == "device sync":
-            hip.hipDeviceSynchronize()
-        elif section == "event sync":
-            event = hip.hipEventCreateWithFlags(0)
-            hip.hipEventRecord(event, None)
-            hip.hipEventSynchronize(event)
-        else:
-            hip.hipStreamSynchronize(None)
-        assert hip.host_array(host_memory, np.int32, 1)[0] == validation_number
+        kernel_write_seen(kmod, host_memory, host_memory, section)
     finally:
-        if event is not None:
-            hip.hipEventDestroy(event)
         hip.hipHostFree(host_memory)
 
 

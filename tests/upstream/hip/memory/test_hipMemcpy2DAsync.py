@@ -13,29 +13,9 @@ import pytest
 
 from hostside import hip
 from tests.upstream.hip.memory import memcpy2d_common as m2
+from tests.upstream.hip.memory.common import run_captured
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemcpy2DAsync.cc"
-
-E = hip.hipError_t
-ZCOLS, ZROWS = 63, 64                   # Memcpy2DZeroWidthHeight's uint8 region
-
-
-def _pitched(cols, rows, item=1):
-    """LinearAllocGuard2D<T>(cols, rows)."""
-    return m2.Alloc2D(cols, rows, item)
-
-
-@pytest.fixture
-def stream(request):
-    """StreamGuard(stream_type): the null stream, hipStreamPerThread or a created stream."""
-    kind = request.param
-    if kind == "created":
-        s = hip.hipStreamCreate()
-        yield s
-        hip.hipSetDevice(0)
-        hip.hipStreamDestroy(s)
-    else:
-        yield None if kind == "nullstream" else hip.hipStreamPerThread
 
 
 def _async(stream):
@@ -82,84 +62,18 @@ def test_Unit_hipMemcpy2DAsync_Positive_Synchronization_Behavior(kmod, section):
 @pytest.mark.parametrize("section", ["Device to Host", "Device to Device", "Host to Device", "Host to Host"])
 def test_Unit_hipMemcpy2DAsync_Positive_Parameters(platform, section, mult):
     """Memcpy2DZeroWidthHeight<async> (on the null stream, synchronised after the copy)."""
-    wm, hm = mult
-    dev, dev2 = _pitched(ZCOLS, ZROWS), _pitched(ZCOLS, ZROWS)
-    n = dev.width * ZROWS
-    src_h, dst_h = hip.hipHostMalloc(n), hip.hipHostMalloc(n)
-    sh, dh = hip.host_array(src_h, np.uint8, n), hip.host_array(dst_h, np.uint8, n)
 
     def copy(dst, dpitch, src, spitch, width, height, kind):
         hip.hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, None)
         hip.hipStreamSynchronize(None)
-    try:
-        if section == "Device to Host":
-            dh[:] = 42
-            hip.hipMemset2D(dev.ptr, dev.pitch, 1, dev.width, ZROWS)
-            copy(dst_h, dev.width, dev.ptr, dev.pitch, dev.width * wm, ZROWS * hm, hip.hipMemcpyDeviceToHost)
-            assert (dh == 42).all()
-        elif section == "Device to Device":
-            hip.hipMemset2D(dev.ptr, dev.pitch, 1, dev.width, ZROWS)
-            hip.hipMemset2D(dev2.ptr, dev2.pitch, 42, dev2.width, ZROWS)
-            copy(dev2.ptr, dev2.pitch, dev.ptr, dev.pitch, dev.width * wm, ZROWS * hm, hip.hipMemcpyDeviceToDevice)
-            assert (dev2.read() == 42).all()
-        elif section == "Host to Device":
-            sh[:] = 1
-            hip.hipMemset2D(dev.ptr, dev.pitch, 42, dev.width, ZROWS)
-            copy(dev.ptr, dev.pitch, src_h, dev.width, dev.width * wm, ZROWS * hm, hip.hipMemcpyHostToDevice)
-            assert (dev.read() == 42).all()
-        else:
-            sh[:], dh[:] = 1, 42
-            copy(dst_h, ZCOLS, src_h, ZCOLS, ZCOLS * wm, ZROWS * hm, hip.hipMemcpyHostToHost)
-            assert (dh == 42).all()
-    finally:
-        hip.hipHostFree(src_h)
-        hip.hipHostFree(dst_h)
-        hip.hipFree(dev.ptr)
-        hip.hipFree(dev2.ptr)
+    m2.zero_width_height(copy, section, mult)
 
 
 # "Invalid MemcpyKind" (EXSWHTEC-234) and "Invalid stream" (EXSWHTEC-235) are disabled on AMD upstream, as there.
-@pytest.mark.parametrize("case", ["dst == nullptr", "src == nullptr", "dpitch < width", "spitch < width",
-                                  "dpitch > max pitch", "spitch > max pitch"])
+@pytest.mark.parametrize("case", m2.NEGATIVE_CASES)
 @pytest.mark.parametrize("section", ["Host to device", "Device to host", "Host to host", "Device to device"])
 def test_Unit_hipMemcpy2DAsync_Negative_Parameters(platform, section, case):
-    cols, rows = 128, 128
-    allocs = []
-    try:
-        if section == "Host to host":
-            a, b = hip.hipHostMalloc(cols * rows * 4), hip.hipHostMalloc(cols * rows * 4)
-            allocs += [(hip.hipHostFree, a), (hip.hipHostFree, b)]
-            dst, dpitch, src, spitch, width, height, kind = b, cols * 4, a, cols * 4, cols * 4, rows, \
-                hip.hipMemcpyHostToHost
-        else:
-            d = _pitched(cols, rows, 4)
-            allocs.append((hip.hipFree, d.ptr))
-            if section == "Device to device":
-                s = _pitched(cols, rows, 4)
-                allocs.append((hip.hipFree, s.ptr))
-                dst, dpitch, src, spitch, kind = d.ptr, d.pitch, s.ptr, s.pitch, hip.hipMemcpyDeviceToDevice
-            else:
-                h = hip.hipHostMalloc(d.pitch * rows)
-                allocs.append((hip.hipHostFree, h))
-                if section == "Host to device":
-                    dst, src, kind = d.ptr, h, hip.hipMemcpyHostToDevice
-                else:
-                    dst, src, kind = h, d.ptr, hip.hipMemcpyDeviceToHost
-                dpitch = spitch = d.pitch
-            width, height = d.width, d.height
-        max_pitch = hip.hipDeviceGetAttribute(hip.hipDeviceAttribute_t.hipDeviceAttributeMaxPitch, 0)
-        args = {"dst == nullptr": (0, dpitch, src, spitch, E.hipErrorInvalidValue),
-                "src == nullptr": (dst, dpitch, 0, spitch, E.hipErrorInvalidValue),
-                "dpitch < width": (dst, width - 1, src, spitch, E.hipErrorInvalidPitchValue),
-                "spitch < width": (dst, dpitch, src, width - 1, E.hipErrorInvalidPitchValue),
-                "dpitch > max pitch": (dst, max_pitch + 1, src, spitch, E.hipErrorInvalidValue),
-                "spitch > max pitch": (dst, dpitch, src, max_pitch + 1, E.hipErrorInvalidValue)}[case]
-        with pytest.raises(hip.HipError) as ei:
-            hip.hipMemcpy2DAsync(args[0], args[1], args[2], args[3], width, height, kind, None)
-        assert ei.value.error == args[4]
-    finally:
-        for free, p in allocs:
-            free(p)
+    m2.negative_parameters(_async(None), section, case)
 
 
 @pytest.mark.parametrize("col", [3, 4, 100])
@@ -171,22 +85,12 @@ def test_Unit_hipMemcpy2DAsync_capturehipMemcpy2DAsync(platform, dtype, row, col
     b_h = np.arange(row * col).astype(dtype)
     stream = hip.hipStreamCreate()
     a_d, dev_pitch = hip.hipMallocPitch(item * col, row)
-    graph = graph_exec = None
     try:
         hip.hipMemcpy2D(a_d, dev_pitch, b_h, item * col, item * col, row, hip.hipMemcpyHostToDevice)
         hip.hipDeviceSynchronize()
-        hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureModeGlobal)
-        hip.hipMemcpy2DAsync(a_h, col * item, a_d, dev_pitch, col * item, row, hip.hipMemcpyDeviceToHost, stream)
-        graph = hip.hipStreamEndCapture(stream)
-        hip.hipDeviceSynchronize()
-        graph_exec = hip.hipGraphInstantiate(graph)
-        hip.hipGraphLaunch(graph_exec, stream)
-        hip.hipStreamSynchronize(stream)
+        run_captured(stream, lambda: hip.hipMemcpy2DAsync(a_h, col * item, a_d, dev_pitch, col * item, row,
+                                                          hip.hipMemcpyDeviceToHost, stream), sync_device=True)
         assert np.array_equal(a_h, b_h)
     finally:
-        if graph_exec is not None:
-            hip.hipGraphExecDestroy(graph_exec)
-        if graph is not None:
-            hip.hipGraphDestroy(graph)
         hip.hipStreamDestroy(stream)
         hip.hipFree(a_d)

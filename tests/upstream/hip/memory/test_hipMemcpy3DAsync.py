@@ -23,19 +23,6 @@ def _async(dst, dst_pos, src, src_pos, extent, kind, stream=None):
     m3.memcpy3d_wrapper(dst, dst_pos, src, src_pos, extent, kind, stream, is_async=True)
 
 
-@pytest.fixture
-def stream(request):
-    """StreamGuard(stream_type): the null stream, hipStreamPerThread or a created stream."""
-    kind = request.param
-    if kind == "created":
-        s = hip.hipStreamCreate()
-        yield s
-        hip.hipSetDevice(0)
-        hip.hipStreamDestroy(s)
-    else:
-        yield None if kind == "nullstream" else hip.hipStreamPerThread
-
-
 @pytest.mark.parametrize("section", ["Device to Host", "Device to Device-Peer access disabled",
                                      "Device to Device-Peer access enabled", "Host to Device", "Host to Host"])
 @pytest.mark.parametrize("stream", ["nullstream", "perThread", "created"], indirect=True)

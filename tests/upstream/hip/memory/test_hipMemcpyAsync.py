@@ -9,36 +9,20 @@ from tests.upstream.hip.memory import common as c
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemcpyAsync.cc"
 
-D2H, H2D, H2H, D2D, DEF = (hip.hipMemcpyDeviceToHost, hip.hipMemcpyHostToDevice, hip.hipMemcpyHostToHost,
-                           hip.hipMemcpyDeviceToDevice, hip.hipMemcpyDefault)
-# MemcpyWithDirectionCommonTests: SECTION -> (shell, kind, peer access enabled)
-SECTIONS = {
-    "Device to host": (c.device_to_host_shell, D2H, False),
-    "Device to host with default kind": (c.device_to_host_shell, DEF, False),
-    "Host to device": (c.host_to_device_shell, H2D, False),
-    "Host to device with default kind": (c.host_to_device_shell, DEF, False),
-    "Host to host": (c.host_to_host_shell, H2H, False),
-    "Host to host with default kind": (c.host_to_host_shell, DEF, False),
-    "Device to device-Peer access enabled": (c.device_to_device_shell, D2D, True),
-    "Device to device-Peer access disabled": (c.device_to_device_shell, D2D, False),
-    "Device to device with default kind-Peer access enabled": (c.device_to_device_shell, DEF, True),
-    "Device to device with default kind-Peer access disabled": (c.device_to_device_shell, DEF, False),
-}
+D2H, H2D, H2H, D2D = (hip.hipMemcpyDeviceToHost, hip.hipMemcpyHostToDevice, hip.hipMemcpyHostToHost,
+                      hip.hipMemcpyDeviceToDevice)
 
 
-@pytest.mark.parametrize("section", list(SECTIONS))
+@pytest.mark.parametrize("section", list(c.DIRECTION_SECTIONS))
 @pytest.mark.parametrize("stream_type", ["nullstream", "perThread", "created"])
 def test_Unit_hipMemcpyAsync_Positive_Basic(kmod, stream_type, section):
     stream = {"nullstream": None, "perThread": hip.hipStreamPerThread}.get(stream_type)
     if stream_type == "created":
         stream = hip.hipStreamCreate()
     try:
-        shell, kind, peer = SECTIONS[section]
-        memcpy = lambda d, s, n: hip.hipMemcpyAsync(d, s, n, kind, stream)      # noqa: E731
-        if shell is c.device_to_device_shell:
-            shell(kmod, memcpy, True, stream, peer)
-        else:
-            shell(kmod, memcpy, True, stream)
+        def memcpy_of_kind(kind):
+            return lambda d, s, n: hip.hipMemcpyAsync(d, s, n, kind, stream)
+        c.direction_section(kmod, section, memcpy_of_kind, True, stream)
     finally:
         if stream_type == "created":
             hip.hipStreamDestroy(stream)
@@ -63,9 +47,7 @@ def test_Unit_hipMemcpyAsync_Positive_Synchronization_Behavior(kmod, section, ds
                               should_sync)
 
 
-@pytest.mark.parametrize("section, dst, src, kind", [
-    ("Host to device", "hipMalloc", "hipHostMalloc", H2D), ("Device to host", "hipHostMalloc", "hipMalloc", D2H),
-    ("Host to host", "hipHostMalloc", "hipHostMalloc", H2H), ("Device to device", "hipMalloc", "hipMalloc", D2D)])
+@pytest.mark.parametrize("section, dst, src, kind", c.NEGATIVE_DIRECTIONS)
 def test_Unit_hipMemcpyAsync_Negative_Parameters(platform, section, dst, src, kind):
     with c.Alloc(dst, c.K_PAGE_SIZE) as d, c.Alloc(src, c.K_PAGE_SIZE) as s:
         n = c.K_PAGE_SIZE

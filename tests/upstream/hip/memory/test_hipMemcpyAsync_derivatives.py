@@ -11,17 +11,6 @@ UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemcpyAsync_derivatives.cc"
 STREAMS = ["nullstream", "perThread", "created"]
 
 
-@pytest.fixture
-def stream(request):
-    kind = request.param
-    if kind == "created":
-        s = hip.hipStreamCreate()
-        yield s
-        hip.hipStreamDestroy(s)
-    else:
-        yield None if kind == "nullstream" else hip.hipStreamPerThread
-
-
 @pytest.mark.parametrize("stream", STREAMS, indirect=True)
 def test_Unit_hipMemcpyDtoHAsync_Positive_Basic(kmod, stream):
     c.device_to_host_shell(kmod, lambda d, s, n: hip.hipMemcpyDtoHAsync(d, s, n, stream), True, stream)

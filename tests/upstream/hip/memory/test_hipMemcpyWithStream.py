@@ -10,33 +10,14 @@ from tests.upstream.hip.memory import common as c
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemcpyWithStream.cc"
 
-D2H, H2D, H2H, D2D, DEF = (hip.hipMemcpyDeviceToHost, hip.hipMemcpyHostToDevice, hip.hipMemcpyHostToHost,
-                           hip.hipMemcpyDeviceToDevice, hip.hipMemcpyDefault)
-#: MemcpyWithDirectionCommonTests: SECTION -> (shell, kind, peer access enabled)
-SECTIONS = {
-    "Device to host": (c.device_to_host_shell, D2H, False),
-    "Device to host with default kind": (c.device_to_host_shell, DEF, False),
-    "Host to device": (c.host_to_device_shell, H2D, False),
-    "Host to device with default kind": (c.host_to_device_shell, DEF, False),
-    "Host to host": (c.host_to_host_shell, H2H, False),
-    "Host to host with default kind": (c.host_to_host_shell, DEF, False),
-    "Device to device-Peer access enabled": (c.device_to_device_shell, D2D, True),
-    "Device to device-Peer access disabled": (c.device_to_device_shell, D2D, False),
-    "Device to device with default kind-Peer access enabled": (c.device_to_device_shell, DEF, True),
-    "Device to device with default kind-Peer access disabled": (c.device_to_device_shell, DEF, False),
-}
+D2H, H2D, H2H = hip.hipMemcpyDeviceToHost, hip.hipMemcpyHostToDevice, hip.hipMemcpyHostToHost
 
 
-@pytest.mark.parametrize("section", list(SECTIONS))
+@pytest.mark.parametrize("section", list(c.DIRECTION_SECTIONS))
 def test_Unit_hipMemcpy_Positive_Basic(kmod, section):
-    shell, kind, peer = SECTIONS[section]
-
-    def memcpy(d, s, n):
-        hip.hipMemcpy(d, s, n, kind)
-    if shell is c.device_to_device_shell:
-        shell(kmod, memcpy, False, None, peer)
-    else:
-        shell(kmod, memcpy, False)
+    def memcpy_of_kind(kind):
+        return lambda d, s, n: hip.hipMemcpy(d, s, n, kind)
+    c.direction_section(kmod, section, memcpy_of_kind, False)
 
 
 # "Device memory to device memory" is skipped on AMD upstream (EXSWCPHIPT-127), as there.
@@ -59,9 +40,7 @@ def test_Unit_hipMemcpy_Positive_Synchronization_Behavior(kmod, section, dst, sr
 
 
 @pytest.mark.parametrize("case", ["dst == nullptr", "src == nullptr"])
-@pytest.mark.parametrize("section, dst, src, kind", [
-    ("Host to device", "hipMalloc", "hipHostMalloc", H2D), ("Device to host", "hipHostMalloc", "hipMalloc", D2H),
-    ("Host to host", "hipHostMalloc", "hipHostMalloc", H2H), ("Device to device", "hipMalloc", "hipMalloc", D2D)])
+@pytest.mark.parametrize("section, dst, src, kind", c.NEGATIVE_DIRECTIONS)
 def test_Unit_hipMemcpy_Negative_Parameters(platform, section, dst, src, kind, case):
     with c.Alloc(dst, c.K_PAGE_SIZE) as d, c.Alloc(src, c.K_PAGE_SIZE) as s:
         if case == "dst == nullptr":

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from hostside import hip
+from tests.upstream.hip.memory.common import run_captured
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemset2D.cc"
 
@@ -68,23 +69,13 @@ def test_Unit_hipMemset2DAsync_capturehipMemset2DAsync(platform, rows, cols):
     b_h = np.zeros(rows * cols, dtype=np.int8)
     stream = hip.hipStreamCreate()
     a_d, dev_pitch = hip.hipMallocPitch(cols, rows)
-    graph = graph_exec = None
     try:
         hip.hipMemcpy2D(a_d, dev_pitch, a_h, cols, cols, rows, hip.hipMemcpyHostToDevice)
         hip.hipDeviceSynchronize()
-        hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureModeGlobal)
-        hip.hipMemset2DAsync(a_d, dev_pitch, ord("b"), cols, rows, stream)
-        graph = hip.hipStreamEndCapture(stream)
-        hip.hipDeviceSynchronize()
-        graph_exec = hip.hipGraphInstantiate(graph)
-        hip.hipGraphLaunch(graph_exec, stream)
-        hip.hipStreamSynchronize(stream)
+        run_captured(stream, lambda: hip.hipMemset2DAsync(a_d, dev_pitch, ord("b"), cols, rows, stream),
+                     sync_device=True)
         hip.hipMemcpy2D(b_h, cols, a_d, dev_pitch, cols, rows, hip.hipMemcpyDeviceToHost)
         assert np.all(b_h == ord("b"))
     finally:
-        if graph_exec is not None:
-            hip.hipGraphExecDestroy(graph_exec)
-        if graph is not None:
-            hip.hipGraphDestroy(graph)
         hip.hipStreamDestroy(stream)
         hip.hipFree(a_d)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hostside import hip
+from tests.upstream.hip.memory.common import run_captured
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/memory/hipMemset3D.cc"
 
@@ -69,20 +70,10 @@ def test_Unit_hipMemset3DAsync_capturehipMemset3DAsync(platform, row, col, dep):
     extent = hip.make_hipExtent(col, row, dep)
     a_d = hip.hipMalloc3D(extent)
     stream = hip.hipStreamCreate()
-    graph = graph_exec = None
     try:
-        hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureModeGlobal)
-        hip.hipMemset3DAsync(a_d, ord("a"), extent, stream)
-        graph = hip.hipStreamEndCapture(stream)
-        graph_exec = hip.hipGraphInstantiate(graph)
-        hip.hipGraphLaunch(graph_exec, stream)
-        hip.hipStreamSynchronize(stream)
+        run_captured(stream, lambda: hip.hipMemset3DAsync(a_d, ord("a"), extent, stream))
         _copy_to_host(a_d, a_h, col, col, row, extent)
         assert np.all(a_h == ord("a"))
     finally:
-        if graph_exec is not None:
-            hip.hipGraphExecDestroy(graph_exec)
-        if graph is not None:
-            hip.hipGraphDestroy(graph)
         hip.hipStreamDestroy(stream)
         hip.hipFree(a_d.ptr)
