@@ -380,12 +380,10 @@ def _peer_args(dstDevice, srcDevice, sizeBytes):
 @_api
 def hipMemcpyPeer(dst: int, dstDevice: int, src: int, srcDevice: int, sizeBytes: int) -> None:
     """Device-to-device copy between two devices' memory (one SDMA packet on the current device's null
-    stream: the emulated devices share one address space). Asynchronous with respect to the host, as in
-    CLR and CUDA (it returns once submitted; the legacy null stream orders it with the device's other
-    work, so a later hipMemcpy or synchronisation sees it done)."""
+    stream: the emulated devices share one address space), synchronous like hipMemcpy."""
     _peer_args(dstDevice, srcDevice, sizeBytes)
     check_unsafe("hipMemcpyPeer")
-    _memcpy(dst, src, sizeBytes, hipMemcpyKind.hipMemcpyDeviceToDevice, None, sync=False)
+    _memcpy(dst, src, sizeBytes, hipMemcpyKind.hipMemcpyDeviceToDevice, None, sync=True)
 
 
 @_api
