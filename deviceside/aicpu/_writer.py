@@ -143,16 +143,12 @@ class AicpuThread(GatedThread):
 
     def flush(self) -> None:
         """Publish every partial buffer (end of run); no replacement is claimed."""
-        self.flush_stalls()
-        for pool in self.pools.values():
-            if pool.k != D.K_STALL:
-                self._switch(pool, replace=False)
-                self._store_counts(pool)
-        self.flush_stalls()                    # the stalls of those last publishes, then the stall pool
-        stall = self.pools.get(D.K_STALL)
-        if stall is not None:
-            self._switch(stall, replace=False)
-            self._store_counts(stall)
+        # the stall pool last: the stalls of the other pools' last publishes go into it first
+        for pool in sorted(self.pools.values(), key=lambda p: p.k == D.K_STALL):
+            if pool.k == D.K_STALL:
+                self.flush_stalls()
+            self._switch(pool, replace=False)
+            self._store_counts(pool)
         self.wake_collector()
 
     # -- ArgsDump payload arena -----------------------------------------------------------------------------

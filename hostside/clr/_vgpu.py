@@ -433,35 +433,32 @@ class VirtualGPU(SignalRing):
             self._publish(q, idx)
             return s
 
+    def _sdma(self, ptype, fields: dict):
+        """One SDMA command of ``fields`` (``_sdma_submit``'s keywords), through the copy fence when
+        kernel replay installed one."""
+        if _copy_fence is not None:
+            return _copy_fence(self, self._sdma_submit, ptype, fields)
+        return self._sdma_submit(ptype, **fields)
+
     def copy(self, dst: int, src: int, size: int):
         """Device-address to device-address copy on the SDMA engine (either side may be pinned host)."""
-        if _copy_fence is not None:
-            return _copy_fence(self, self._sdma_submit, L.SDMA_TYPE_COPY, {"src": src, "dst": dst, "size": size})
-        return self._sdma_submit(L.SDMA_TYPE_COPY, src=src, dst=dst, size=size)
+        return self._sdma(L.SDMA_TYPE_COPY, {"src": src, "dst": dst, "size": size})
 
     def fill(self, dst: int, value: int, count: int, width: int = 1):
-        if _copy_fence is not None:
-            return _copy_fence(self, self._sdma_submit, L.SDMA_TYPE_FILL, {"dst": dst, "size": count * width,
-                                                                          "fill_value": value, "fill_width": width})
-        return self._sdma_submit(L.SDMA_TYPE_FILL, dst=dst, size=count * width,
-                                 fill_value=value, fill_width=width)
+        return self._sdma(L.SDMA_TYPE_FILL, {"dst": dst, "size": count * width, "fill_value": value,
+                                             "fill_width": width})
 
     def copy_rect(self, dst: int, dst_pitch: int, src: int, src_pitch: int, width: int, rows: int):
         """``rows`` rows of ``width`` bytes, row r from ``src + r * src_pitch`` to ``dst + r *
         dst_pitch``: one SDMA packet (a pitched region of any height never waits for ring space)."""
-        f = {"src": src, "dst": dst, "size": width * rows, "rect": (width, rows, src_pitch, dst_pitch)}
-        if _copy_fence is not None:
-            return _copy_fence(self, self._sdma_submit, L.SDMA_TYPE_COPY_RECT, f)
-        return self._sdma_submit(L.SDMA_TYPE_COPY_RECT, **f)
+        return self._sdma(L.SDMA_TYPE_COPY_RECT, {"src": src, "dst": dst, "size": width * rows,
+                                                  "rect": (width, rows, src_pitch, dst_pitch)})
 
     def fill_rect(self, dst: int, pitch: int, value: int, width: int, rows: int, elem: int = 1):
         """``rows`` rows of ``width`` bytes ``pitch`` apart filled with ``value`` (``elem``-byte
         elements): one SDMA packet."""
-        f = {"dst": dst, "size": width * rows, "fill_value": value, "fill_width": elem,
-             "rect": (width, rows, 0, pitch)}
-        if _copy_fence is not None:
-            return _copy_fence(self, self._sdma_submit, L.SDMA_TYPE_FILL_RECT, f)
-        return self._sdma_submit(L.SDMA_TYPE_FILL_RECT, **f)
+        return self._sdma(L.SDMA_TYPE_FILL_RECT, {"dst": dst, "size": width * rows, "fill_value": value,
+                                                  "fill_width": elem, "rect": (width, rows, 0, pitch)})
 
     # -- pageable copies through staging -----------------------------------------------------------
     def copy_from_host(self, dst: int, data: np.ndarray) -> None:
