@@ -186,6 +186,31 @@ class DbFaults:
         self.proc.stdout.close()
 
 
+#: Longest wait for a SIGSTOPped role's threads to be seen stopped (``Injector.stop``).
+STOP_BOUND_S = 1.0
+
+
+def _wait_stopped(pid: int, bound_s: float) -> bool:
+    """Poll /proc until every thread of ``pid`` is stopped ('T' or 't'), or gone, within ``bound_s``."""
+    deadline = time.monotonic() + bound_s
+    while True:
+        try:
+            states = []
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                        states.append(f.read().rsplit(")", 1)[1].split()[0])
+                except OSError:
+                    continue            # a thread that just ended
+        except OSError:
+            return True                 # the process is gone
+        if all(st in "tTZX" for st in states):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.0002)              # a poll period: the kernel delivers the stop on its own
+
+
 class Injector:
     """Resolves role names (``workload``, ``cp<i>``, ``lane<i>``, ``collector``, ``supervisor``) to processes and
     injects faults into them."""
@@ -258,8 +283,12 @@ class Injector:
         return {"pid": self._signal(target, signal.SIGKILL)}
 
     def stop(self, target: str) -> dict:
+        """SIGSTOP ``target`` and return once every thread of it is stopped: the signal is delivered
+        asynchronously, and a command processor spinning on another core runs on (fetching the very
+        packet a corruption is about to change) until it is."""
         pid = self._signal(target, signal.SIGSTOP)
         self.stopped[target] = self.proc(target)
+        _wait_stopped(pid, STOP_BOUND_S)
         return {"pid": pid}
 
     def resume(self, target: str) -> bool:
