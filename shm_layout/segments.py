@@ -45,6 +45,11 @@ def segment_name(pid: int, token: str, what: str) -> str:
     return f"{PREFIX}{pid}-{token}-{what}"
 
 
+#: madvise advice values of Linux 5.14+ (the mmap module of this Python may not name them)
+_MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)
+_MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)
+
+
 class Segment:
     """One POSIX shared-memory segment mapped into this process.
 
@@ -109,6 +114,18 @@ class Segment:
 
     def view(self, dtype, offset: int = 0, count: int = -1) -> np.ndarray:
         return np.frombuffer(self.buf, dtype=dtype, offset=offset, count=count)
+
+    def populate(self, write: bool) -> bool:
+        """Map every page of the segment into this process now (``MADV_POPULATE_WRITE`` or ``_READ``,
+        Linux 5.14+), instead of one minor page fault at each page's first touch (about 3 us a 4 KiB
+        page here: a role that streams through a segment it has not touched yet, as an AICPU lane through
+        its record buffers, pays more for the faults than for the copies). Contents are unchanged.
+        False where the kernel does not support it (then the pages fault in as before)."""
+        try:
+            self.buf.madvise(_MADV_POPULATE_WRITE if write else _MADV_POPULATE_READ)
+        except (OSError, ValueError):
+            return False
+        return True
 
     def close(self) -> None:
         """Unmap. Tolerates live numpy views (the mapping then goes when they are collected)."""

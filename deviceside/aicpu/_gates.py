@@ -92,7 +92,7 @@ class Pool:
     """Device-side state of one (thread, kind) pool; the shared fields live in the DFX header."""
 
     __slots__ = ("t", "k", "off", "cap", "rsize", "dtype", "cur", "count", "seq", "total", "dropped",
-                 "budget", "policy", "slots", "view", "published", "cur_own", "refill_i", "base", "rec")
+                 "budget", "policy", "slots", "view", "u8", "published", "cur_own", "refill_i", "base", "rec")
 
     def __init__(self, g: D.DfxGeometry, t: int, k: int):
         self.t, self.k = t, k
@@ -109,6 +109,7 @@ class Pool:
         self.policy = g.policy[k]
         self.slots = g.slots[k]
         self.view = None      # the active buffer's records
+        self.u8 = None        # the same bytes, unstructured (a copy of whole records of this dtype)
         self.base = 0         # dfxbuf offset of the active buffer's first record
         self.rec = L.struct_of(self.dtype)    # one record, packed in place (``AicpuThread.write_one``)
         self.published = 0    # records published on the ready queue
@@ -317,6 +318,7 @@ class GatedThread:
         pool.seq += 1
         pool.base = ptr - D.DFX_BUF_BASE + _BUF_RECORDS
         pool.view = np.frombuffer(self.lane.buf.buf, dtype=pool.dtype, count=pool.cap, offset=pool.base)
+        pool.u8 = np.frombuffer(self.lane.buf.buf, dtype=np.uint8, count=pool.cap * pool.rsize, offset=pool.base)
         # the active head names the buffer BEFORE the head advances: a host that counts this lane's
         # holdings (free entries + current buffer) may over-count for a moment, never under-count
         self.h64[own] = D.buffer_owner_word(D.BUF_CURRENT, self.t, pool.seq)
@@ -338,7 +340,7 @@ class GatedThread:
                 return
             pool.cur = 0                       # the published buffer now belongs to the host
             pool.count = 0
-            pool.view = None
+            pool.view = pool.u8 = None
         if replace:
             self._pop(pool)
 

@@ -53,6 +53,8 @@ class Lane:
         self.hdr = self.pm.segs["dfxhdr"]
         self.buf = self.pm.segs["dfxbuf"]
         self.ctl = self.pm.segs["dfxctl"]
+        for seg in (self.hdr, self.buf, self.ctl):    # the lane streams through its buffers and task
+            seg.populate(write=True)                  # rings: no first-touch page faults on the way
         self.h32 = memoryview(self.hdr.buf).cast("I")
         self.h64 = memoryview(self.hdr.buf).cast("Q")
         self.c32 = memoryview(self.ctl.buf).cast("I")

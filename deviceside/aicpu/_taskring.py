@@ -4,7 +4,7 @@ One single-producer, single-consumer ring per (agent, AQL engine) in the ``dfxct
 (``shm_layout.dfx.task_ring_header``, then ``TASK_RING`` ``task_event``s); ring ``r`` (engine-major:
 ``r = engine * agents + agent``, ``DfxGeometry.ring_of``) is consumed by AICPU thread ``r % T``. The
 CP engine writes the event, then advances ``tail``, and notifies the thread's wake word at once if
-its last notify is ``WAKE_EVERY_NS`` old, else once after its pass over its queues (``wake``); the
+its last notify is ``WAKE_EVERY_NS`` old, else once when it runs out of work (``wake``); the
 thread reads events up to ``tail`` and advances ``head``. A full ring never blocks the GPU: the event
 is dropped and counted in ``dropped``, which the lane statistics report.
 Once the supervisor has marked the consuming lane dead (its role entry), every later event is
@@ -69,6 +69,7 @@ class TaskRings:
     def __init__(self, pm, g, agent: int, n_engines: int):
         self.g = g
         self.ctl = pm.segs["dfxctl"]
+        self.ctl.populate(write=True)           # the rings' first lap: no page fault per event page
         self.c64 = memoryview(self.ctl.buf).cast("Q")
         self.buf = self.ctl.buf
         self.boot32 = memoryview(pm.boot.buf).cast("I")    # the supervisor marks a dead role ROLE_DEAD
@@ -115,9 +116,11 @@ class TaskRings:
     def wake(self, engine: int) -> None:
         """Notify the consumer of ``engine``'s ring if events were published since its last notify.
         ``emit`` notifies at once when the last notify is ``WAKE_EVERY_NS`` old, else leaves it to this
-        call, which the engine makes after each pass over its queues: a stream of short packets costs
-        one notify a pass or a millisecond, not one a packet (the consumer takes events in batches),
-        and an event waits for its notify no longer than the packets after it in that pass."""
+        call, which the engine makes when a pass over its queues found no work (before it parks, sleeps
+        or stalls): a stream of short packets costs one notify a millisecond, not one a packet or a pass
+        (the consumer takes events in batches; the notify is a locked read even when nobody sleeps),
+        and an event waits for its notify at most ``WAKE_EVERY_NS`` of packets after it, or until the
+        engine runs dry. The ring holds more than a millisecond of events at any dispatch rate."""
         if self.unwoken[engine]:
             self.unwoken[engine] = False
             self.woke_ns[engine] = time.monotonic_ns()

@@ -262,6 +262,8 @@ class CommandProcessor:
 
         while not self.stopping:
             if a64[i_stall]:                # a stall deadline (fault injection): one word read a turn
+                if dfx is not None:
+                    dfx.wake(engine)
                 self._stall(engine, i_stall, wake, queues)
                 continue
             g = a64[i_gen]
@@ -272,13 +274,13 @@ class CommandProcessor:
             done = 0
             for qs in queues:
                 done += process(qs)
-            if dfx is not None:
-                dfx.wake(engine)            # the lane's task ring: one notify a pass, not one a packet
             if done:
                 a64[i_busy] = (a64[i_busy] + time.monotonic_ns() - t0) & U64_MAX
                 a64[i_packets] = (a64[i_packets] + done) & U64_MAX
                 last_work = time.monotonic()
                 continue
+            if dfx is not None:
+                dfx.wake(engine)            # the lane's task ring: one notify when the engine runs dry
             now = time.monotonic()
             if now - last_hk > HOUSEKEEPING_S:
                 last_hk = now

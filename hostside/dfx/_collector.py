@@ -116,8 +116,8 @@ class Collector(Replenisher, DeadLanes, ShardControl):
         self.boot_name = boot_name
         self.out_dir = out_dir or g.prof["output_dir"] or f"hdemu-dfx-{boot_name}"
         hdr_seg, buf_seg, self.ctl = self.pm.segs["dfxhdr"], self.pm.segs["dfxbuf"], self.pm.segs["dfxctl"]
-        dev_hdr = hdr_seg.u8[:g.hdr_bytes]
-        dev_buf = buf_seg.u8[:g.buf_region_bytes]
+        dev_hdr, dev_buf = hdr_seg.u8[:g.hdr_bytes], buf_seg.u8[:g.buf_region_bytes]
+        buf_seg.populate(write=False)        # read buffer after buffer: no first-touch page faults
         self.hdr = SharedRegion(dev_hdr, None if g.svm else np.zeros(g.hdr_bytes, np.uint8), g.svm)
         self.buf = SharedRegion(dev_buf, None if g.svm else np.zeros(g.buf_region_bytes, np.uint8), g.svm)
         self.h32 = self.hdr.host.view(np.uint32)

@@ -10,7 +10,7 @@ from deviceside.aicpu import Lane
 from hostside.dfx import Collector, read_stalls
 from hostside.platform import Platform
 from shm_layout import dfx as D
-from tests.unit.deviceside.aicpu.dfxkit import BUDGET, K, give, make, pool, recs  # noqa: F401
+from tests.unit.deviceside.aicpu.dfxkit import BUDGET, K, buffer_records, entry, give, make, pool, recs  # noqa: F401
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -235,5 +235,27 @@ def test_stall_record_of_a_push_stall_never_takes_the_slot_the_gate_found(tmp_pa
         assert int(col.c64[g.loss_word(0, K, "lost")]) == 0
         st = read_stalls(plat.pm)
         assert ("push", "recovered") in [(s["gate"], s["outcome"]) for s in st]
+    finally:
+        plat.stop()
+
+
+def test_write_lands_whole_records_of_every_layout_of_the_input(tmp_path):
+    """``write`` copies contiguous records of the pool's own dtype as bytes, and assigns anything else
+    (a strided slice) record by record: the buffers hold the same records either way, split where a
+    buffer fills."""
+    plat = make(tmp_path, "a2a3")                      # 4 records a buffer
+    try:
+        lane = Lane(plat.name, 0)
+        col = Collector(plat.name, str(tmp_path / "o"))
+        give(col, 0, K, 2)
+        th = lane.threads[0]
+        th.write(K, recs(3, 100))                      # contiguous, the pool's dtype: a byte copy
+        th.write(K, recs(6, 200)[::2])                 # strided: 1 into this buffer, 2 into the next
+        first = buffer_records(lane, K, int(entry(lane, 0, 0)["buffer_ptr"]), 4)
+        assert list(first["reg_task_id"]) == [100, 101, 102, 200]
+        assert not first["dispatch_time"].any()
+        cur = buffer_records(lane, K, int(pool(lane)["current_buf_ptr"]), 2)
+        assert list(cur["reg_task_id"]) == [202, 204]
+        assert int(pool(lane)["total_record_count"]) == 6
     finally:
         plat.stop()
