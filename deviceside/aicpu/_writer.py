@@ -83,6 +83,13 @@ class AicpuThread(GatedThread):
         #: the events of each of those rings, as one array (batched polls)
         self.ring_events = [np.frombuffer(lane.ctl.buf, D.task_event, count=D.TASK_RING, offset=ev)
                             for ev, _hi in self.rings]
+        #: the same events as bytes, and one poll's events copied out of a ring (``poll_tasks``)
+        self.ring_bytes = [v.view(np.uint8) for v in self.ring_events]
+        self.batch = np.zeros(D.TASK_RING, D.task_event)
+        self.batch_u8 = self.batch.view(np.uint8)
+        #: per record kind, a scratch array of records that ``on_tasks`` fills and ``write`` copies out
+        #: (allocated once: a fresh array of 100+ KiB a poll is an mmap, page faults and an munmap)
+        self.scratch = {k: np.zeros(D.TASK_RING, g.rec_dtype[k]) for k in self.pools}
         self.pmu_counters = g.rec_dtype[D.K_PMU]["counters"].shape[0]
         self.records = 0
         self.tasks = 0
@@ -215,6 +222,12 @@ class AicpuThread(GatedThread):
             write(D.K_DEPGEN, prev, did, D.EDGE_STREAM if ptype == _DISPATCH else D.EDGE_BARRIER, t)
         self.tasks += 1
 
+    def _records(self, k: int, m: int) -> np.ndarray:
+        """``m`` zeroed records of kind ``k`` in its scratch array (``m`` <= ``TASK_RING``)."""
+        r = self.scratch[k][:m]
+        r.view(np.uint8)[:] = 0
+        return r
+
     def on_tasks(self, ev: np.ndarray) -> None:
         """``on_task`` for every event of ``ev`` (a ``task_event`` array), with whole-array operations:
         the same records, but kind by kind (each kind has its pool: the order within a pool is the
@@ -230,14 +243,14 @@ class AicpuThread(GatedThread):
             did, kobj, start, end, fetch = d["did"], d["kobj"], d["start"], d["end"], d["fetch"]
             dur = np.where(end >= start, end - start, _U64(0))
             if D.K_AICPU_TASK in pools:
-                r = np.zeros(m, D.aicpu_task)
+                r = self._records(D.K_AICPU_TASK, m)
                 r["dispatch_time"] = fetch
                 r["finish_time"] = time.monotonic_ns()
                 r["reg_task_id"] = did
                 r["thread"] = t
                 self.write(D.K_AICPU_TASK, r)
             if D.K_AICORE_TASK in pools:
-                r = np.zeros(m, D.aicore_task)
+                r = self._records(D.K_AICORE_TASK, m)
                 r["start_time"] = start
                 r["end_time"] = end
                 r["reg_task_id"] = did
@@ -246,7 +259,7 @@ class AicpuThread(GatedThread):
                                                              g.freq_hz, _U32_MAX)
                 self.write(D.K_AICORE_TASK, r)
             if D.K_PMU in pools:
-                r = np.zeros(m, g.rec_dtype[D.K_PMU])
+                r = self._records(D.K_PMU, m)
                 items = d["grid"].astype(_U64).prod(axis=1)
                 cyc = _ns_to_cycles(dur, g.freq_hz)
                 r["task_id"] = did
@@ -261,7 +274,7 @@ class AicpuThread(GatedThread):
             if D.K_ARGS_DUMP in pools:
                 klen = d["karg_len"]
                 if not klen.any():                 # no payloads: no arena, whole records at once
-                    r = np.zeros(m, D.args_dump)
+                    r = self._records(D.K_ARGS_DUMP, m)
                     r["task_id"] = did
                     r["kernel_object"] = kobj
                     r["thread"] = t
@@ -277,7 +290,7 @@ class AicpuThread(GatedThread):
                         self.write_one(D.K_ARGS_DUMP, int(did[i]), int(kobj[i]), loc[0], loc[1], t,
                                        payload[:_ARGS_INLINE])
             if D.K_SCOPE_STATS in pools:
-                r = np.zeros(m, D.scope_stats)
+                r = self._records(D.K_SCOPE_STATS, m)
                 r["scope_id"] = kobj
                 r["count"] = 1
                 r["thread"] = t
@@ -285,12 +298,16 @@ class AicpuThread(GatedThread):
                 r["max_ns"] = dur
                 self.write(D.K_SCOPE_STATS, r)
         if D.K_DEPGEN in pools:
-            e = ev[ev["prev_did"] != _U64(D.NO_PREV_DID)]
-            if len(e):
-                r = np.zeros(len(e), D.depgen)
-                r["src_task"] = e["prev_did"]
-                r["dst_task"] = e["did"]
-                r["edge_kind"] = np.where(e["ptype"] == _DISPATCH, D.EDGE_STREAM, D.EDGE_BARRIER)
+            prev = ev["prev_did"]
+            edge = prev != _U64(D.NO_PREV_DID)
+            every = edge.all()
+            ne = n if every else int(edge.sum())
+            if ne:
+                r = self._records(D.K_DEPGEN, ne)
+                r["src_task"] = prev if every else prev[edge]
+                r["dst_task"] = ev["did"] if every else ev["did"][edge]
+                r["edge_kind"] = np.where((ev["ptype"] if every else ev["ptype"][edge]) == _DISPATCH,
+                                          D.EDGE_STREAM, D.EDGE_BARRIER)
                 r["thread"] = t
                 self.write(D.K_DEPGEN, r)
         self.tasks += n
@@ -301,7 +318,8 @@ class AicpuThread(GatedThread):
         c64 = self.lane.c64
         buf = self.lane.ctl.buf
         n = 0
-        for (events, hi), view in zip(self.rings, self.ring_events):
+        eb = R.EVENT_BYTES
+        for (events, hi), raw in zip(self.rings, self.ring_bytes):
             head, tail = c64[hi + R.HEAD], c64[hi + R.TAIL]
             if head >= tail:
                 continue
@@ -312,11 +330,14 @@ class AicpuThread(GatedThread):
                     head += 1
                     c64[hi + R.HEAD] = head
             else:
+                # copied out of the ring as bytes into the thread's batch array (no allocation)
                 i = head % D.TASK_RING
-                j = i + k
-                batch = view[i:j].copy() if j <= D.TASK_RING else \
-                    np.concatenate((view[i:], view[:j - D.TASK_RING]))
-                self.on_tasks(batch)
+                first = min(k, D.TASK_RING - i)
+                out = self.batch_u8
+                out[:first * eb] = raw[i * eb:(i + first) * eb]
+                if first < k:
+                    out[first * eb:k * eb] = raw[:(k - first) * eb]
+                self.on_tasks(self.batch[:k])
                 head += k
                 c64[hi + R.HEAD] = head
             n += k
