@@ -66,6 +66,8 @@ def _ns_to_cycles(ns: np.ndarray, freq: int, cap: int | None = None) -> np.ndarr
         # from this many ns on, the result is at least cap: clamp first, then the product fits
         ns = np.minimum(ns, _U64(cap * _NS // freq + 1))
         return np.minimum(ns * _U64(freq) // _U64(_NS), _U64(cap))
+    if len(ns) and int(ns.max()) < (1 << 64) // freq:    # the product fits (durations of any real run)
+        return ns * _U64(freq) // _U64(_NS)
     return ns // _U64(_NS) * _U64(freq) + ns % _U64(_NS) * _U64(freq) // _U64(_NS)
 
 

@@ -101,3 +101,17 @@ def test_rings_are_engine_major_so_each_devices_first_engine_has_its_own_thread(
     assert sorted(rings) == list(range(agents * engines))
     first = [g.thread_of_ring(g.ring_of(a, 0, engines)) for a in range(agents)]
     assert len(set(first)) == min(agents, g.T), first
+
+
+@pytest.mark.parametrize("freq", [19_200_000, 50_000_000, 1_000_000_000])
+def test_cycles_of_nanoseconds_are_exact_on_both_paths(freq):
+    """``_ns_to_cycles`` equals Python's ``ns * freq // 10**9`` (mod 2**64) whether the product fits in
+    uint64 (the one-multiply path) or not (the split path), with and without a cap."""
+    from deviceside.aicpu._writer import _ns_to_cycles
+    rng = np.random.default_rng(7)
+    for hi in (10**6, 10**12, 2**63):
+        ns = rng.integers(0, hi, 500, dtype=np.uint64)
+        exact = [int(x) * freq // 10**9 for x in ns]
+        assert list(_ns_to_cycles(ns, freq)) == [e % 2**64 for e in exact]
+        assert list(_ns_to_cycles(ns, freq, 0xFFFFFFFF)) == [min(e, 0xFFFFFFFF) for e in exact]
+    assert len(_ns_to_cycles(np.zeros(0, np.uint64), freq)) == 0
