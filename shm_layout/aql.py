@@ -64,10 +64,44 @@ _barrier_fields = [
 barrier_and_packet = checked_dtype("hsa_barrier_and_packet_t", _barrier_fields, itemsize=64)
 barrier_or_packet = checked_dtype("hsa_barrier_or_packet_t", _barrier_fields, itemsize=64)
 
+# hsa_amd_packet_type_t (the AmdFormat byte of a VENDOR_SPECIFIC packet), and hdemu's own format
+HSA_AMD_PACKET_TYPE_BARRIER_VALUE = 2
+#: hdemu extension: write ``value`` (``reserved0`` bytes: 4 or 8) at the address in ``signal``
+HDEMU_PACKET_TYPE_WRITE_VALUE = 0x80
+
+# hsa_signal_condition_t
+HSA_SIGNAL_CONDITION_EQ = 0
+HSA_SIGNAL_CONDITION_NE = 1
+HSA_SIGNAL_CONDITION_LT = 2
+HSA_SIGNAL_CONDITION_GTE = 3
+
+#: ``hsa_amd_barrier_value_packet_t`` (hsa_ext_amd.h): the packet processor halts the queue until
+#: ``(value_of(signal) & mask) cond value``. ``value`` and ``mask`` are int64 in hsa_ext_amd.h; here
+#: their bits as u64. hdemu extension: ``reserved0`` is the operand's width: 0 (as in hsa_ext_amd.h:
+#: ``signal`` is a signal handle, compared signed) or 4 / 8 (``signal`` is the device address of an
+#: aligned u32 / u64 the queue's owner holds, compared unsigned: hipStreamWaitValue32/64). The same
+#: layout with AmdFormat ``HDEMU_PACKET_TYPE_WRITE_VALUE`` stores ``value`` there instead
+#: (hipStreamWriteValue32/64); ``mask`` and ``cond`` are then 0.
+amd_barrier_value_packet = checked_dtype("hsa_amd_barrier_value_packet_t", [
+    ("header", "<u2", 0),
+    ("amd_format", "u1", 2),
+    ("reserved", "u1", 3),
+    ("reserved0", "<u4", 4),
+    ("signal", "<u8", 8),
+    ("value", "<u8", 16),
+    ("mask", "<u8", 24),
+    ("cond", "<u4", 32),
+    ("reserved1", "<u4", 36),
+    ("reserved2", "<u8", 40),
+    ("reserved3", "<u8", 48),
+    ("completion_signal", "<u8", 56),
+], itemsize=64)
+
 PACKET_DTYPES = {
     "kernel_dispatch_packet": kernel_dispatch_packet,
     "barrier_and_packet": barrier_and_packet,
     "barrier_or_packet": barrier_or_packet,
+    "amd_barrier_value_packet": amd_barrier_value_packet,
 }
 
 

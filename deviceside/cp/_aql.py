@@ -19,6 +19,7 @@ to the engine's task ring.
 """
 from __future__ import annotations
 
+import operator
 import time
 
 import numpy as np
@@ -57,6 +58,14 @@ _EV_BEGIN, _EV_END = L.EV_KERNEL_BEGIN, L.EV_KERNEL_END
 _DISPATCH = A.HSA_PACKET_TYPE_KERNEL_DISPATCH
 _BARRIER_AND = A.HSA_PACKET_TYPE_BARRIER_AND
 _BARRIER_OR = A.HSA_PACKET_TYPE_BARRIER_OR
+_VENDOR = A.HSA_PACKET_TYPE_VENDOR_SPECIFIC
+#: the vendor packets' body after the u16 header (both formats share the barrier-value layout)
+_VALUE = L.struct_of(A.amd_barrier_value_packet, "amd_format")
+_VALUE_BODY_OFF = L.offset_of(A.amd_barrier_value_packet, "amd_format")
+_VALUE_DT = {4: np.dtype("<u4"), 8: np.dtype("<u8")}
+#: hsa_signal_condition_t -> the comparison of (value & mask) with the packet's value
+_COND = {A.HSA_SIGNAL_CONDITION_EQ: operator.eq, A.HSA_SIGNAL_CONDITION_NE: operator.ne,
+         A.HSA_SIGNAL_CONDITION_LT: operator.lt, A.HSA_SIGNAL_CONDITION_GTE: operator.ge}
 # bound once: a kernel module that replaces these does not change the engine
 _now, _arange, _int64 = time.monotonic_ns, np.arange, np.int64
 
@@ -202,6 +211,11 @@ class AqlEngine(RingEngine):
             ok = not deps or any(v == 0 for v in vals)
         if not ok:
             return False
+        self._barrier_done(qs, idx, slot, ptype)
+        return True
+
+    def _barrier_done(self, qs: QueueState, idx: int, slot: int, ptype: int) -> None:
+        """A barrier-like packet whose condition held: trace, task ring, completion signal."""
         now = _now()
         did = qs.did_base | (idx & DISPATCH_INDEX_MASK)
         if self.trace:
@@ -211,7 +225,56 @@ class AqlEngine(RingEngine):
         qs.last_did = did
         if slot >= 0:
             self.complete_signal(slot, now, now)
+
+    def try_value_packet(self, qs: QueueState, idx: int, off: int) -> bool:
+        """A vendor packet (``shm_layout.aql.amd_barrier_value_packet``): a barrier-value packet whose
+        condition does not hold yet returns False (parked, like a barrier); a write-value packet stores
+        its value. Either then completes like a barrier."""
+        fmt, _r, width, addr, value, mask, cond, _r1, _r2, _r3, sig = _VALUE.unpack_from(self.buf, off + _VALUE_BODY_OFF)
+        slot = self.check_signal(sig, qs) if sig else -1
+        if fmt == A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE:
+            test = _COND.get(cond)
+            if test is None:
+                raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                                  f"barrier-value condition must be 0..3 (hsa_signal_condition_t), not {cond}")
+            if width == 0:                  # a signal handle: signed values, as hsa_ext_amd.h has them
+                cur = self.signal_value(addr, qs) & mask
+                cur, value = (cur - (1 << 64) if cur >> 63 else cur), (value - (1 << 64) if value >> 63 else value)
+            else:
+                v = self._value_view(qs, addr, width)        # (checks the width first)
+                top = (1 << (8 * width)) - 1
+                cur = int(v[0]) & mask & top
+                value &= top
+            if not test(cur, value):
+                return False
+        elif fmt == A.HDEMU_PACKET_TYPE_WRITE_VALUE:
+            v = self._value_view(qs, addr, width)            # (checks the width first)
+            if value >> (8 * width):
+                raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                                  f"write-value {value:#x} does not fit its width of {width} bytes")
+            v[0] = value
+        else:
+            raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                              f"vendor packet format {fmt} is not supported (barrier-value "
+                              f"{A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE}, write-value {A.HDEMU_PACKET_TYPE_WRITE_VALUE})")
+        self._barrier_done(qs, idx, slot, _VENDOR)
         return True
+
+    def _value_view(self, qs: QueueState, addr: int, width: int) -> np.ndarray:
+        """The aligned u32 / u64 at ``addr`` in an allocation of the queue's owner, as a 1-element view."""
+        dt = _VALUE_DT.get(width)
+        if dt is None:
+            raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                              f"value packet width must be 4 or 8 bytes (0: a signal handle), not {width}")
+        if addr % width:
+            raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                              f"value packet address {addr:#x} is not aligned to its {width} bytes")
+        mem = self.mem
+        mem.refresh()
+        try:
+            return mem.bytes(addr, width, qs.owner_pid).view(dt)
+        except MemoryFault as f:
+            raise PacketError(f.status, f"value packet address: {f}") from None
 
     def process_queue(self, qs: QueueState, budget: int = 64) -> int:
         """Run up to ``budget`` packets of one queue; returns how many completed."""
@@ -250,6 +313,12 @@ class AqlEngine(RingEngine):
                     kernels += 1
                 elif ptype == _BARRIER_AND or ptype == _BARRIER_OR:
                     if not self.try_barrier(qs, idx, off, ptype):
+                        qs.park(now)
+                        break
+                    if qs.parked_until:
+                        qs.unpark()
+                elif ptype == _VENDOR:
+                    if not self.try_value_packet(qs, idx, off):
                         qs.park(now)
                         break
                     if qs.parked_until:

@@ -81,6 +81,7 @@ _SYNC_POLLS = 1024
 
 KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
 MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
+VENDOR_HEADER = A.make_header(A.HSA_PACKET_TYPE_VENDOR_SPECIFIC, barrier=True)
 
 _U64_LIMIT = 1 << 64
 #: the dispatch body from ``setup`` on (the header, bytes 0-1, is stored last, on its own)
@@ -384,6 +385,27 @@ class VirtualGPU(SignalRing):
                     s = self._marker_locked(deps, signal, waiters)
                 finally:
                     self.end_batch()
+            self.commands += 1
+            return s
+
+    def value_packet(self, fmt: int, width: int, addr: int, value: int, mask: int = 0, cond: int = 0):
+        """A vendor value packet (``amd_barrier_value_packet``: hipStreamWaitValue's barrier-value wait,
+        hipStreamWriteValue's write) after everything before it on this stream; returns its signal."""
+        with self.lock:
+            dep = self._cross_engine_dep("aql")
+            if dep:
+                self._marker_locked([dep], signal=False)
+            q = self.queue
+            with q.lock:
+                idx = q.next_id
+                q.wait_for_space(idx)
+                s = self._peek_signal()
+                q.write_value_body(idx, fmt, width, addr, value, mask, cond, s.handle)
+                self._take_signal(s)
+                q.add_write_index(1)
+                q.publish(idx, VENDOR_HEADER)
+                self._publish(q, idx)
+                self.last_signal, self.last_waiters, self.last_engine = s, None, "aql"
             self.commands += 1
             return s
 

@@ -20,7 +20,8 @@ listed before it (no cycles):
 * ``_device``, ``_memory``, ``_stream`` (streams, events, host functions), ``_module`` (modules and
   launches).
 * ``_memory2d`` (pitched memory, 2-D copies and fills), ``_memory3d`` (3-D memory, on the 2-D paths),
-  ``_ordered`` (the stream-ordered allocator and memory pools), ``_misc`` (hipInit, device flags, limits,
+  ``_ordered`` (the stream-ordered allocator and memory pools), ``_streamops`` (hipStreamWaitValue /
+  hipStreamWriteValue), ``_misc`` (hipInit, device flags, limits,
   cache configurations, PCI ids, single pointer attributes, function attributes, occupancy).
 * ``_graph_build``: node specs from HIP arguments and the explicit construction API.
 * ``_capture``: the capture object and hipStreamBeginCapture/EndCapture.
@@ -65,6 +66,8 @@ from ._module import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_S
                       hipExtModuleLaunchKernel, hipFunction_t, hipModule_t, hipModuleGetFunction, hipModuleGetGlobal,
                       hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleUnload)
 from ._module import hipModuleLoadDataEx
+from ._streamops import (hipStreamWaitValue32, hipStreamWaitValue64, hipStreamWaitValueAnd, hipStreamWaitValueEq,
+                         hipStreamWaitValueGte, hipStreamWaitValueNor, hipStreamWriteValue32, hipStreamWriteValue64)
 from ._memory2d import hipMallocPitch, hipMemcpy2D, hipMemcpy2DAsync, hipMemset2D, hipMemset2DAsync
 from ._memory3d import (hipExtent, hipMalloc3D, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpy3DParms, hipMemset3D,
                         hipMemset3DAsync, hipPitchedPtr, hipPos, make_hipExtent, make_hipPitchedPtr, make_hipPos)
@@ -147,6 +150,9 @@ __all__ = [
     "hipModuleGetGlobal", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "HIP_LAUNCH_PARAM_BUFFER_POINTER",
     "HIP_LAUNCH_PARAM_BUFFER_SIZE", "HIP_LAUNCH_PARAM_END",
     "hipModuleLoadDataEx",
+    # stream memory operations (_streamops)
+    "hipStreamWaitValue32", "hipStreamWaitValue64", "hipStreamWriteValue32", "hipStreamWriteValue64",
+    "hipStreamWaitValueGte", "hipStreamWaitValueEq", "hipStreamWaitValueAnd", "hipStreamWaitValueNor",
     # pitched memory (_memory2d)
     "hipMallocPitch", "hipMemcpy2D", "hipMemcpy2DAsync", "hipMemset2D", "hipMemset2DAsync",
     # 3-D memory (_memory3d)

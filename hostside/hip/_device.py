@@ -174,7 +174,7 @@ _ATTR_PROP = {
     "PageableMemoryAccess": "pageableMemoryAccess",
     "PageableMemoryAccessUsesHostPageTables": "pageableMemoryAccessUsesHostPageTables",
     "IsLargeBar": "isLargeBar", "UnifiedAddressing": lambda p: 1, "FineGrainSupport": lambda p: 1,
-    "ImageSupport": lambda p: 0, "CanUseStreamWaitValue": lambda p: 0, "MemoryPoolsSupported": lambda p: 0,
+    "ImageSupport": lambda p: 0, "CanUseStreamWaitValue": lambda p: 1, "MemoryPoolsSupported": lambda p: 0,
     "VirtualMemoryManagementSupported": lambda p: 0,
     "WallClockRate": lambda p: WALL_CLOCK_KHZ,
 }

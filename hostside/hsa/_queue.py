@@ -43,6 +43,8 @@ _PKT_BODY = L.struct_of(A.kernel_dispatch_packet, "setup")
 _BARRIER_BODY = L.struct_of(A.barrier_and_packet, "reserved0")
 _SDMA_BODY = L.struct_of(L.sdma_packet, "reserved0")
 _RECT_BODY = L.struct_of(L.sdma_rect_packet, "reserved0")
+_VALUE_BODY = L.struct_of(A.amd_barrier_value_packet, "amd_format")
+_VALUE_BODY_OFF = L.offset_of(A.amd_barrier_value_packet, "amd_format")
 _BODY_OFF = L.offset_of(A.kernel_dispatch_packet, "setup")      # = 2: the body follows the u16 header
 _PKT_BYTES = A.kernel_dispatch_packet.itemsize                   # = 64
 #: the agent header's queue-table generation (bumped on every create / destroy)
@@ -245,6 +247,14 @@ class Queue:
         off = self.ring_off + (index & self.mask) * _PKT_BYTES
         _RECT_BODY.pack_into(self.buf, off + _BODY_OFF, 0, fill_width, dep, src, dst, width, rows, src_pitch,
                              dst_pitch, fill_value, 0, signal)
+
+    def write_value_body(self, index: int, fmt: int, width: int, addr: int, value: int, mask: int, cond: int,
+                         signal: int) -> None:
+        """The body of a vendor value packet (``amd_barrier_value_packet``: a barrier-value wait or an
+        hdemu write-value); a field out of its range raises (struct.error) before anything is published."""
+        off = self.ring_off + (index & self.mask) * _PKT_BYTES
+        _VALUE_BODY.pack_into(self.buf, off + _VALUE_BODY_OFF, fmt, 0, width, addr, value, mask, cond, 0, 0, 0,
+                              signal)
 
     def kernarg_slot(self, index: int) -> tuple[int, int]:
         """(offset in the agent segment, device address) of packet ``index``'s kernarg slot."""

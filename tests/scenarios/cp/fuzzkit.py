@@ -141,7 +141,7 @@ class Fuzzer:
         k_inc, s_inc = self.co.kernels["inc"]
         sig = self.fresh_signal()
         args = (self.incs[0][0], 4)
-        how = r.randrange(17)
+        how = r.randrange(18)
         kw = dict(signal=sig)
         kobj, sgn = k_inc, s_inc
         if how == 0:
@@ -181,12 +181,38 @@ class Fuzzer:
         elif how == 14:
             q.raw(r.randbytes(64), self.pick([0, 4, 6, 7, 100, 255]) | (r.getrandbits(8) << 8))   # no AQL type
             return BAD, None, 0
+        elif how == 17:                                    # a vendor value packet with one bad field
+            return self.bad_value_packet(q, sig)
         elif how == 15:                                    # the victim's pinned / device memory as a pointer
             args = (self.pick(self.v_allocs), 4)
         else:                                              # a kernel object of the victim's code object
             kobj = self.pick(self.v_kobjs)
         q.dispatch(kobj, sgn, args, **kw)
         return BAD, None, kw.get("signal", 0) if how != 6 else 0
+
+    def bad_value_packet(self, q: RawQueue, sig: int):
+        """A barrier-value or write-value packet (``amd_barrier_value_packet``) that must fail: the
+        victim's memory, a garbage or misaligned address, a bad width, condition or format."""
+        r = self.rng
+        own = self.incs[0][0]
+        f = dict(amd_format=self.pick([A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE, A.HDEMU_PACKET_TYPE_WRITE_VALUE]),
+                 reserved0=4, signal=own, value=1, mask=0xFFFFFFFF, cond=A.HSA_SIGNAL_CONDITION_GTE,
+                 completion_signal=sig)
+        how = r.randrange(6)
+        if how == 0:
+            f["signal"] = self.pick(self.v_allocs)          # never read nor written: not the owner's
+        elif how == 1:
+            f["signal"] = self.garbage() & ~7
+        elif how == 2:
+            f["signal"] = own + self.pick([1, 2, 3])
+        elif how == 3:
+            f["reserved0"] = self.pick([1, 2, 3, 16, 1 << 31])
+        elif how == 4:
+            f["amd_format"] = self.pick([0, 1, 3, 0x7F, 0x81, 0xFF])
+        else:
+            f["amd_format"], f["cond"] = A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE, self.pick([4, 7, 1 << 31])
+        q.raw(A.encode("amd_barrier_value_packet", **f), A.make_header(A.HSA_PACKET_TYPE_VENDOR_SPECIFIC, barrier=True))
+        return BAD, None, sig
 
     # -- SDMA packets --------------------------------------------------------------------------
     def sdma_packet(self, q: RawQueue):

@@ -204,7 +204,9 @@ def test_stall_record_of_a_push_stall_never_takes_the_slot_the_gate_found(tmp_pa
     from shm_layout.layouts import struct_of
     from shm_layout.sync import notify, wait_until
     entry = struct_of(D.ready_entry)
-    plat = make(tmp_path, arch, ready_depth=4, buffers_per_pool=6, records_per_buffer={"aicpu_task": 4, "stall": 1})
+    # a budget no loaded machine outlasts between the gate's sleep and the host's take (BUDGET would)
+    plat = make(tmp_path, arch, ready_depth=4, buffers_per_pool=6, records_per_buffer={"aicpu_task": 4, "stall": 1},
+                backpressure_timeout_s=30.0)
     try:
         lane = Lane(plat.name, 0)
         col = Collector(plat.name, str(tmp_path / "o"))

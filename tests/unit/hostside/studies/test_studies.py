@@ -79,11 +79,11 @@ def test_backpressure(tmp_path):
     assert {(r["policy"], r["pool_lane0"], r["lane"]) for r in rows} == {
         (p, n, ln) for p, n in (("block", "1"), ("common_mode", "1"), ("block", "8")) for ln in ("0", "1")}
     for r in rows:
-        assert r["balanced"] == "True"
-        assert int(r["dropped"]) == 0                   # block and common_mode wait, they do not drop
-        assert int(r["tasks_joined"]) > 0               # both lanes profiled their stream
+        assert r["balanced"] == "True", r
+        assert int(r["dropped"]) == 0, r                # block and common_mode wait, they do not drop
+        assert int(r["tasks_joined"]) > 0, r            # both lanes profiled their stream
     shrunk = [r for r in rows if r["pool_lane0"] == "1" and r["lane"] == "0"]
-    assert all(float(r["stall_ms"]) > 0 for r in shrunk)   # one buffer per pool: every switch waits
+    assert all(float(r["stall_ms"]) > 0 for r in shrunk), shrunk   # one buffer per pool: every switch waits
 
 
 def test_graphs(tmp_path):
