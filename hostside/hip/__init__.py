@@ -43,6 +43,8 @@ from ._device import (hipDeviceProp_t, hipDeviceReset, hipDeviceSynchronize, hip
                       hipGetDeviceProperties, hipSetDevice)
 from ._device import hipDeviceCanAccessPeer, hipDeviceDisablePeerAccess, hipDeviceEnablePeerAccess
 from ._device import HIP_VERSION, hipDeviceAttribute_t, hipDeviceGetAttribute, hipDriverGetVersion, hipRuntimeGetVersion
+from ._memory import (hipDeviceMallocDefault, hipDeviceMallocFinegrained, hipDeviceMallocUncached,
+                      hipExtMallocWithFlags, hipMallocSignalMemory)
 from ._memory import (hipFree, hipHostFree, hipHostMalloc, hipMalloc, hipMemcpy, hipMemcpyAsync, hipMemcpyDefault,
                       hipMemcpyDeviceToDevice, hipMemcpyDeviceToHost, hipMemcpyHostToDevice, hipMemcpyHostToHost,
                       hipMemcpyKind, hipMemset, hipMemsetAsync, host_array)
@@ -126,6 +128,8 @@ __all__ = [
     "hipDeviceSynchronize", "hipDeviceReset", "hipDeviceAttribute_t", "hipDeviceGetAttribute", "hipDriverGetVersion",
     "hipRuntimeGetVersion", "HIP_VERSION",
     # memory (_memory)
+    "hipExtMallocWithFlags", "hipDeviceMallocDefault", "hipDeviceMallocFinegrained", "hipDeviceMallocUncached",
+    "hipMallocSignalMemory",
     "hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree", "host_array", "hipMemcpyKind", "hipMemcpyHostToHost",
     "hipMemcpyHostToDevice", "hipMemcpyDeviceToHost", "hipMemcpyDeviceToDevice", "hipMemcpyDefault", "hipMemcpy",
     "hipMemcpyAsync", "hipMemset", "hipMemsetAsync", "hipMemcpyHtoD", "hipMemcpyDtoH", "hipMemcpyDtoD",

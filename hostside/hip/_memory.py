@@ -45,6 +45,33 @@ def hipMalloc(size: int) -> int:
     return _st().rt.allocate(_current_device(), int(size), L.ALLOC_DEVICE)
 
 
+hipDeviceMallocDefault = 0x0
+hipDeviceMallocFinegrained = 0x1
+hipMallocSignalMemory = 0x2
+hipDeviceMallocUncached = 0x3
+
+
+@_api
+def hipExtMallocWithFlags(size: int, flags: int = hipDeviceMallocDefault) -> int:
+    """hipMalloc with an allocation flag: hipDeviceMallocDefault, Finegrained or Uncached (all one kind of
+    memory here: every device allocation is coherent for the emulated device), or hipMallocSignalMemory:
+    8 bytes, zeroed, for hipStreamWaitValue / hipStreamWriteValue (as CLR: any other size is
+    hipErrorInvalidValue). Size 0 allocates nothing and returns 0; any other flag is hipErrorInvalidValue."""
+    if flags not in (hipDeviceMallocDefault, hipDeviceMallocFinegrained, hipMallocSignalMemory,
+                     hipDeviceMallocUncached) or isinstance(flags, bool):
+        _raise(hipError_t.hipErrorInvalidValue, f"hipExtMallocWithFlags: flags must be hipDeviceMallocDefault, "
+                                                f"Finegrained, Uncached or hipMallocSignalMemory, not {flags!r}")
+    if flags == hipMallocSignalMemory and size not in (0, 8):
+        _raise(hipError_t.hipErrorInvalidValue, f"hipExtMallocWithFlags: signal memory is 8 bytes, not {size!r}")
+    ptr = hipMalloc(size)
+    if ptr and flags == hipMallocSignalMemory:
+        rt = _st().rt
+        agent = next(a for a in range(rt.pm.topo.n_agents) if L.device_base(a) <= ptr < L.device_base(a + 1))
+        off = ptr - L.device_base(agent)
+        rt.pm.segs[f"mem{agent}"].u8[off:off + 8] = 0      # a signal starts at 0
+    return ptr
+
+
 def _freed_ptr(ptr, api: str) -> int:
     """``ptr`` of a free call as an int (0, or None: nothing to free, as for nullptr); anything but
     an integer is hipErrorInvalidValue."""

@@ -10,8 +10,9 @@ order. ``ptr`` is a device or pinned host pointer of this process, aligned to th
 
 HIP's four wait conditions are turned into HSA's masked comparisons, ``(*ptr & mask') cond value'``:
 Gte -> (mask, GTE, value); Eq -> (mask, EQ, value); And (``(*ptr & mask) & value != 0``) ->
-(mask & value, NE, 0); Nor (``~((*ptr & mask) | (value & mask)) != 0``) -> always true unless mask
-has every bit, then (~value, NE, ~value). Values compare unsigned, as HIP's uint32_t / uint64_t.
+(mask & value, NE, 0); Nor (``~((*ptr & mask) | (value & mask)) != 0``, the mask applied to both,
+read within the mask as CLR does: some bit of mask is clear in both) -> (~value & mask, NE,
+~value & mask). Values compare unsigned, as HIP's uint32_t / uint64_t.
 Not permitted during stream capture (hipErrorStreamCaptureUnsupported; the capture is invalidated).
 
 A wait holds its hardware queue: streams that share the queue (a process with more streams than the
@@ -58,7 +59,7 @@ def _target(api: str, stream, ptr, width: int):
 
 
 def _condition(flags: int, value: int, mask: int, width: int):
-    """(mask, hsa condition, value) of a HIP wait condition, or None when it always holds."""
+    """(mask, hsa condition, value) of a HIP wait condition."""
     every = (1 << (8 * width)) - 1
     if flags == hipStreamWaitValueGte:
         return mask, A.HSA_SIGNAL_CONDITION_GTE, value
@@ -66,9 +67,7 @@ def _condition(flags: int, value: int, mask: int, width: int):
         return mask, A.HSA_SIGNAL_CONDITION_EQ, value
     if flags == hipStreamWaitValueAnd:
         return mask & value, A.HSA_SIGNAL_CONDITION_NE, 0
-    if mask != every:                   # Nor: the bits outside mask are 0 in both terms: ~(...) != 0
-        return None
-    rest = ~value & every
+    rest = ~value & mask & every        # Nor, as CLR: some bit of mask is clear in both *ptr and value
     return rest, A.HSA_SIGNAL_CONDITION_NE, rest
 
 
@@ -78,10 +77,7 @@ def _wait(api: str, stream, ptr, value, flags, mask, width: int) -> None:
         _raise(hipError_t.hipErrorInvalidValue, f"{api}: flags must be hipStreamWaitValueGte, Eq, And or Nor "
                                                 f"(0..3), not {flags!r}")
     s, addr = _target(api, stream, ptr, width)
-    c = _condition(flags, value, mask, width)
-    if c is None:
-        return                          # holds whatever the memory says: nothing to wait for
-    m, cond, v = c
+    m, cond, v = _condition(flags, value, mask, width)
     s.vgpu.value_packet(A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE, width, addr, v, m, cond)
     s.vgpu.flush()
 

@@ -94,11 +94,18 @@ def test_wait_value64_compares_all_64_bits_unsigned(env, mod):
     assert int(out[0]) == 2**64 - 2
 
 
-def test_nor_with_a_partial_mask_always_holds(env, mod):
+def test_nor_with_a_partial_mask_looks_only_inside_the_mask(env, mod):
+    """As CLR: Nor holds once some bit of the mask is clear in both *ptr and value; bits outside the
+    mask never count (the HIPIFY sample's case: mask 0xF, value 0x7E, holds at 0x7D, passes at 0x76)."""
     s, flag, view, dev = env
-    hip.host_array(flag, np.uint32, 1)[0] = 0xFFFFFFFF
-    hip.hipStreamWaitValue32(s, flag, 0xFFFFFFFF, NOR, 0x0000FFFF)   # ~((x & m) | (v & m)): bits >= 16 set
+    v32 = hip.host_array(flag, np.uint32, 1)
+    v32[0] = 0x7D                                   # 0xD | 0xE == 0xF inside the mask: not yet
+    hip.hipStreamWaitValue32(s, flag, 0x7E, NOR, 0xF)
     hip.hipStreamWriteValue32(s, dev, 3)
+    v32[0] = 0xFFFFFF0D                             # bits outside the mask changed: still not
+    wait_until(lambda: int(v32[0]) == 0xFFFFFF0D, what="the host store")
+    assert held(s) and read_u32(dev) == 0
+    v32[0] = 0x76                                   # bit 0 clear in both
     hip.hipStreamSynchronize(s)
     assert read_u32(dev) == 3
 
@@ -224,3 +231,25 @@ def test_many_threads_pair_waits_and_writes_on_their_own_streams(env, mod):
     hip.hipMemcpy(out, buf, 64, hip.hipMemcpyDeviceToHost)
     assert list(out[:4]) == [40] * 4
     hip.hipFree(buf)
+
+
+def test_signal_memory_from_hipExtMallocWithFlags(mod):
+    """hipMallocSignalMemory: 8 zeroed bytes that a wait and a write use; the other flags allocate
+    device memory; a bad flag or a signal of another size is hipErrorInvalidValue."""
+    s = hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking)
+    sig = hip.hipExtMallocWithFlags(8, hip.hipMallocSignalMemory)
+    out = hip.hipExtMallocWithFlags(64, hip.hipDeviceMallocFinegrained)
+    try:
+        hip.hipMemset(out, 0xFF, 8)
+        hip.hipStreamWaitValue64(s, sig, 0, EQ)                   # already 0: passes at once
+        hip.hipStreamWriteValue32(s, out, 1)
+        hip.hipStreamSynchronize(s)
+        assert read_u32(out) == 1
+        assert hip.hipExtMallocWithFlags(0, hip.hipMallocSignalMemory) == 0
+        for size, flags in ((16, hip.hipMallocSignalMemory), (4, hip.hipMallocSignalMemory), (64, 4), (64, -1),
+                            (64, True)):
+            expect(E.hipErrorInvalidValue, hip.hipExtMallocWithFlags, size, flags)
+    finally:
+        hip.hipStreamDestroy(s)
+        hip.hipFree(sig)
+        hip.hipFree(out)
