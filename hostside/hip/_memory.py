@@ -55,21 +55,32 @@ hipDeviceMallocUncached = 0x3
 def hipExtMallocWithFlags(size: int, flags: int = hipDeviceMallocDefault) -> int:
     """hipMalloc with an allocation flag: hipDeviceMallocDefault, Finegrained or Uncached (all one kind of
     memory here: every device allocation is coherent for the emulated device), or hipMallocSignalMemory:
-    8 bytes, zeroed, for hipStreamWaitValue / hipStreamWriteValue (as CLR: any other size is
-    hipErrorInvalidValue). Size 0 allocates nothing and returns 0; any other flag is hipErrorInvalidValue."""
+    8 bytes, zeroed, for hipStreamWaitValue / hipStreamWriteValue, in fine-grained system memory as
+    CLR's (the value of an HSA signal: the host reads and writes it directly, ``host_array``); any
+    other size is hipErrorInvalidValue. Size 0 allocates nothing and returns 0; any other flag is
+    hipErrorInvalidValue."""
     if flags not in (hipDeviceMallocDefault, hipDeviceMallocFinegrained, hipMallocSignalMemory,
                      hipDeviceMallocUncached) or isinstance(flags, bool):
         _raise(hipError_t.hipErrorInvalidValue, f"hipExtMallocWithFlags: flags must be hipDeviceMallocDefault, "
                                                 f"Finegrained, Uncached or hipMallocSignalMemory, not {flags!r}")
     if flags == hipMallocSignalMemory and size not in (0, 8):
         _raise(hipError_t.hipErrorInvalidValue, f"hipExtMallocWithFlags: signal memory is 8 bytes, not {size!r}")
-    ptr = hipMalloc(size)
-    if ptr and flags == hipMallocSignalMemory:
+    if flags != hipMallocSignalMemory:
+        return hipMalloc(size)
+    ptr = hipHostMalloc(size)
+    if ptr:
         rt = _st().rt
-        agent = next(a for a in range(rt.pm.topo.n_agents) if L.device_base(a) <= ptr < L.device_base(a + 1))
-        off = ptr - L.device_base(agent)
-        rt.pm.segs[f"mem{agent}"].u8[off:off + 8] = 0      # a signal starts at 0
+        rt.host_view(ptr, 8)[:] = 0                        # a signal starts at 0
+        _signal_memory(rt).add(ptr)                        # freed by hipFree, as CLR's
     return ptr
+
+
+def _signal_memory(rt) -> set:
+    """The bases of this runtime's hipMallocSignalMemory allocations (host-pool memory hipFree frees)."""
+    d = getattr(rt, "_hip_signal_memory", None)
+    if d is None:
+        d = rt._hip_signal_memory = set()
+    return d
 
 
 def _freed_ptr(ptr, api: str) -> int:
@@ -93,11 +104,13 @@ def hipFree(ptr: int) -> None:
     rt = _st().rt
     a = rt.pointer_info(ptr)
     managed = _managed(rt).get(ptr)
-    if a is None or a.base != ptr or (a.agent < 0 and managed is None):
+    signal = ptr in _signal_memory(rt)
+    if a is None or a.base != ptr or (a.agent < 0 and managed is None and not signal):
         _raise(hipError_t.hipErrorInvalidValue, f"{ptr:#x} is not a pointer returned by hipMalloc or hipMallocManaged")
-    _synchronize_device(a.agent if managed is None else managed[0])
+    _synchronize_device(managed[0] if managed is not None else _current_device() if signal else a.agent)
     rt.free(ptr)
     _managed(rt).pop(ptr, None)
+    _signal_memory(rt).discard(ptr)
 
 
 #: hipHostMalloc's flags (hip_runtime_api.h): Default 0, Portable 1, Mapped 2, WriteCombined 4,
@@ -161,6 +174,7 @@ def hipHostFree(ptr: int) -> None:
     _synchronize_device(info[0] if info else _current_device())
     rt.free(ptr)
     _host_info(rt).pop(ptr, None)
+    _signal_memory(rt).discard(ptr)
 
 
 @_api

@@ -241,10 +241,18 @@ def test_signal_memory_from_hipExtMallocWithFlags(mod):
     out = hip.hipExtMallocWithFlags(64, hip.hipDeviceMallocFinegrained)
     try:
         hip.hipMemset(out, 0xFF, 8)
+        view = hip.host_array(sig, np.uint64, 1)                  # the host reaches it, as CLR's
+        assert int(view[0]) == 0
         hip.hipStreamWaitValue64(s, sig, 0, EQ)                   # already 0: passes at once
         hip.hipStreamWriteValue32(s, out, 1)
-        hip.hipStreamSynchronize(s)
+        hip.hipStreamSynchronize(s)                               # (before the host changes the value)
         assert read_u32(out) == 1
+        hip.hipStreamWaitValue64(s, sig, 5, GTE)
+        hip.hipStreamWriteValue32(s, out, 2)
+        assert held(s)
+        view[0] = 5
+        hip.hipStreamSynchronize(s)
+        assert read_u32(out) == 2
         assert hip.hipExtMallocWithFlags(0, hip.hipMallocSignalMemory) == 0
         for size, flags in ((16, hip.hipMallocSignalMemory), (4, hip.hipMallocSignalMemory), (64, 4), (64, -1),
                             (64, True)):

@@ -4,10 +4,9 @@ until the host releases them (Blocking) or let it through at once (NonBlocking);
 handle that was never a stream and a bad flag; a kernel stream waiting for a copy stream's write.
 
 Memory as hdemu has it: upstream's hipHostRegister'ed ``new[]`` arrays (HostPtr, and DevicePtrToHost
-through hipHostGetDevicePointer) are pinned memory from hipHostMalloc (hdemu has no hipHostRegister),
-and its hipExtMallocWithFlags(8, hipMallocSignalMemory) (Signal) is an 8-byte hipHostMalloc (hdemu has
-neither; the cases only need 8 bytes that the host reads and writes directly and the stream can wait
-on). The host reads and writes pinned memory through ``hip.host_array``."""
+through hipHostGetDevicePointer) are pinned memory from hipHostMalloc (hdemu has no hipHostRegister);
+its hipExtMallocWithFlags(8, hipMallocSignalMemory) (Signal) is the same call (fine-grained system
+memory, as CLR's). The host reads and writes pinned memory through ``hip.host_array``."""
 import contextlib
 from typing import NamedTuple
 
@@ -112,7 +111,7 @@ class ValuePtr:
         self.kind, self.width, self.dt = kind, width, DTYPE[width]
         if kind == "Signal":
             assert width == 8, "signal memory should only be used with 64bit memory"
-            self.alloc = hip.hipHostMalloc(8)       # hipExtMallocWithFlags(8, hipMallocSignalMemory)
+            self.alloc = hip.hipExtMallocWithFlags(8, hip.hipMallocSignalMemory)
             self.host = hip.host_array(self.alloc, self.dt, 1)
             self.host[0] = 0
             self.ptr = self.alloc
@@ -148,7 +147,7 @@ class ValuePtr:
             hip.hipStreamDestroy(s)
 
     def free(self) -> None:
-        (hip.hipFree if self.kind == "DevicePtr" else hip.hipHostFree)(self.alloc)
+        (hip.hipFree if self.kind in ("DevicePtr", "Signal") else hip.hipHostFree)(self.alloc)
 
 
 def _offsets(kind: str):
