@@ -260,6 +260,20 @@ class CommandProcessor:
                 return True
             return False
 
+        def has_other_work():
+            """has_work, but a parked queue counts only once its poll is due (its own doorbell
+            changes nothing: what it rings is behind the packet that waits)."""
+            now = time.monotonic()
+            for qs in queues:
+                if (qs.parked_until <= now if qs.parked_until else ready(qs)):
+                    return True
+            if self.stopping or gen_seen != a64[i_gen]:
+                return True
+            if boot32[_BOOT_SHUTDOWN32]:
+                self.stopping = True
+                return True
+            return False
+
         while not self.stopping:
             if a64[i_stall]:                # a stall deadline (fault injection): one word read a turn
                 if dfx is not None:
@@ -287,8 +301,12 @@ class CommandProcessor:
                 self._housekeeping(engine, queues)
             parked = [qs.parked_until for qs in queues if qs.parked_until and not qs.closed]
             if parked:
-                # a queue waits on a dependency: poll it with a backing-off sleep (QueueState.park)
-                time.sleep(max(0.0, min(parked) - time.monotonic()))
+                # a queue waits on a dependency: poll it again after its backing-off delay
+                # (QueueState.park), asleep on the wake word so that a doorbell of another queue
+                # (or a new queue) is served at once, not after the delay
+                delay = max(0.0, min(parked) - time.monotonic())
+                if delay > 0:
+                    wait_until(has_other_work, wake, delay, spin_s=0.0, slice_s=delay)
                 continue
             a64[i_sleeps] = (a64[i_sleeps] + 1) & U64_MAX
             # spin only right after work (traffic is likely to continue); an idle wake-up sleeps at once

@@ -20,7 +20,8 @@ the old queue's kernels ran) is never written as if it were the old queue. Devic
 descriptor wrap modulo 2**64.
 
 A packet whose dependency is not met yet (a barrier's, an SDMA packet's ``dep_signal``) *parks* its
-queue: the engine re-polls it after a sleep that starts at ``BARRIER_POLL_MIN_S`` and doubles up to
+queue: the engine re-polls it after a delay (asleep on its wake word: other queues' doorbells are
+served meanwhile) that starts at ``BARRIER_POLL_MIN_S`` and doubles up to
 ``BARRIER_POLL_MAX_S`` (``QueueState.park`` / ``unpark``), and counts the park in ``barrier_waits``.
 There is no device-side deadline: the host's wait on the dependency is the bounded one.
 """

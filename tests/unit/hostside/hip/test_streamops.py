@@ -261,3 +261,4 @@ def test_signal_memory_from_hipExtMallocWithFlags(mod):
         hip.hipStreamDestroy(s)
         hip.hipFree(sig)
         hip.hipFree(out)
+
