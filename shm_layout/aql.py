@@ -79,7 +79,8 @@ HSA_SIGNAL_CONDITION_GTE = 3
 #: ``(value_of(signal) & mask) cond value``. ``value`` and ``mask`` are int64 in hsa_ext_amd.h; here
 #: their bits as u64. hdemu extension: ``reserved0`` is the operand's width: 0 (as in hsa_ext_amd.h:
 #: ``signal`` is a signal handle, compared signed) or 4 / 8 (``signal`` is the device address of an
-#: aligned u32 / u64 the queue's owner holds, compared unsigned: hipStreamWaitValue32/64). The same
+#: aligned u32 / u64 the queue's owner holds: hipStreamWaitValue32/64; a u64 compares as int64, as a
+#: signal value does). The same
 #: layout with AmdFormat ``HDEMU_PACKET_TYPE_WRITE_VALUE`` stores ``value`` there instead
 #: (hipStreamWriteValue32/64); ``mask`` and ``cond`` are then 0.
 amd_barrier_value_packet = checked_dtype("hsa_amd_barrier_value_packet_t", [

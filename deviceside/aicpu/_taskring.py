@@ -50,7 +50,8 @@ _ROLE_WORDS32 = L.role_entry.itemsize // 4
 _ROLES32 = L.BOOT_ROLES_OFF // 4
 assert L.role_entry.itemsize % 4 == 0 and L.BOOT_ROLES_OFF % 4 == 0
 _RING = D.TASK_RING
-#: ``emit`` notifies the consumer itself when its last notify is this old (else the pass's ``wake``).
+#: ``emit`` notifies the consumer itself when its last notify is this old (else ``wake``, when the
+#: engine runs out of work).
 WAKE_EVERY_NS = 1_000_000
 
 

@@ -26,7 +26,8 @@ from ._gates import COMMON_STALL_WORD, GATE_SPIN_S, GatedThread
 __all__ = ["AicpuThread", "TASK_IDLE_SLICE_S", "THREAD_CRASH_EXIT"]
 
 #: Longest sleep of a thread on empty task rings (the command processor's notify wakes it: at once
-#: after a long packet, else after the engine's pass, ``TaskRings.wake``).
+#: after a packet that ends a millisecond after its last notify, else when the engine runs out of
+#: work, ``TaskRings.wake``).
 TASK_IDLE_SLICE_S = 0.25
 #: While tasks flow, a thread that has emptied its rings sleeps this long (without asking to be woken)
 #: before it looks again, so that it takes the next tasks as one batch instead of being woken, at the

@@ -242,9 +242,12 @@ class AqlEngine(RingEngine):
                 cur, value = (cur - (1 << 64) if cur >> 63 else cur), (value - (1 << 64) if value >> 63 else value)
             else:
                 v = self._value_view(qs, addr, width)        # (checks the width first)
-                top = (1 << (8 * width)) - 1
-                cur = int(v[0]) & mask & top
-                value &= top
+                if value >> (8 * width):
+                    raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                                      f"barrier-value {value:#x} does not fit its width of {width} bytes")
+                cur = int(v[0]) & mask & ((1 << (8 * width)) - 1)
+                if width == 8:              # int64, as the packet processor compares signal values
+                    cur, value = (cur - (1 << 64) if cur >> 63 else cur), (value - (1 << 64) if value >> 63 else value)
             if not test(cur, value):
                 return False
         elif fmt == A.HDEMU_PACKET_TYPE_WRITE_VALUE:
@@ -265,7 +268,8 @@ class AqlEngine(RingEngine):
         dt = _VALUE_DT.get(width)
         if dt is None:
             raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
-                              f"value packet width must be 4 or 8 bytes (0: a signal handle), not {width}")
+                              f"value packet width must be 4 or 8 bytes (a barrier-value's 0: a signal handle), "
+                              f"not {width}")
         if addr % width:
             raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
                               f"value packet address {addr:#x} is not aligned to its {width} bytes")

@@ -570,14 +570,20 @@ class VirtualGPU(SignalRing):
         return True
 
     def destroy(self) -> None:
+        drained = True
         try:
             self.synchronize()
         except HsaError as exc:     # the stream failed: its error was (or will be) reported at a sync
             _log.debug("destroying a failed stream of agent %d: %s", self.agent, exc)
+            drained = not isinstance(exc, HostWaitTimeout)
         self.pool.release(self.queue)          # the last stream of a shared queue destroys it
         if self.sdma is not None:
             self.pool.release(self.sdma)
         for q in self.aux:
             self.pool.release(q)
+        if not drained:
+            # a packet still waits (a wait the sync timed out on): on a queue that other streams share
+            # it may complete later, so its signals are never handed out again (left to process exit)
+            return
         for s in self.sigs:
             s.destroy()

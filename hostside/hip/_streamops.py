@@ -12,7 +12,9 @@ HIP's four wait conditions are turned into HSA's masked comparisons, ``(*ptr & m
 Gte -> (mask, GTE, value); Eq -> (mask, EQ, value); And (``(*ptr & mask) & value != 0``) ->
 (mask & value, NE, 0); Nor (``~((*ptr & mask) | (value & mask)) != 0``, the mask applied to both,
 read within the mask as CLR does: some bit of mask is clear in both) -> (~value & mask, NE,
-~value & mask). Values compare unsigned, as HIP's uint32_t / uint64_t.
+~value & mask). A 64-bit wait compares as int64, as AMD's packet processor compares signal values
+(GTE 5 holds while *ptr is 2**63 or above); a 32-bit one is unsigned (the masked value never has
+bit 63).
 Not permitted during stream capture (hipErrorStreamCaptureUnsupported; the capture is invalidated).
 
 A wait holds its hardware queue: streams that share the queue (a process with more streams than the
@@ -73,7 +75,8 @@ def _condition(flags: int, value: int, mask: int, width: int):
 
 def _wait(api: str, stream, ptr, value, flags, mask, width: int) -> None:
     value, mask = _int(api, "value", value, width), _int(api, "mask", mask, width)
-    if flags not in (hipStreamWaitValueGte, hipStreamWaitValueEq, hipStreamWaitValueAnd, hipStreamWaitValueNor):
+    if isinstance(flags, bool) or flags not in (hipStreamWaitValueGte, hipStreamWaitValueEq, hipStreamWaitValueAnd,
+                                                hipStreamWaitValueNor):
         _raise(hipError_t.hipErrorInvalidValue, f"{api}: flags must be hipStreamWaitValueGte, Eq, And or Nor "
                                                 f"(0..3), not {flags!r}")
     s, addr = _target(api, stream, ptr, width)
@@ -84,7 +87,7 @@ def _wait(api: str, stream, ptr, value, flags, mask, width: int) -> None:
 
 def _write(api: str, stream, ptr, value, flags, width: int) -> None:
     value = _int(api, "value", value, width)
-    if flags != 0:
+    if isinstance(flags, bool) or flags != 0:
         _raise(hipError_t.hipErrorInvalidValue, f"{api}: flags must be 0, not {flags!r}")
     s, addr = _target(api, stream, ptr, width)
     s.vgpu.value_packet(A.HDEMU_PACKET_TYPE_WRITE_VALUE, width, addr, value)

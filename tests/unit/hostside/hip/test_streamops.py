@@ -81,13 +81,17 @@ def test_wait_value32_holds_the_stream_until_the_condition(env, mod, flags, valu
     assert read_u32(dev) == 0xC0FFEE
 
 
-def test_wait_value64_compares_all_64_bits_unsigned(env, mod):
+def test_wait_value64_compares_all_64_bits_as_int64(env, mod):
+    """A 64-bit wait sees all 64 bits, and compares as int64 (AMD's packet processor compares signal
+    values so): 2**63 + 1 is below 5."""
     s, flag, view, dev = env
-    view[0] = 2**32                                 # above any u32: not yet >= 2**63
-    hip.hipStreamWaitValue64(s, flag, 2**63, GTE)
+    view[0] = 2**63 + 1
+    hip.hipStreamWaitValue64(s, flag, 5, GTE)
     hip.hipStreamWriteValue64(s, dev + 8, 2**64 - 2)
+    view[0] = 2**32 + 2**63                         # still negative
+    wait_until(lambda: int(view[0]) == 2**32 + 2**63, what="the host store")
     assert held(s)
-    view[0] = 2**63 + 1                             # negative as a signed int64: must still release
+    view[0] = 2**32                                 # above 5 only in the high word
     hip.hipStreamSynchronize(s)
     out = np.zeros(1, np.uint64)
     hip.hipMemcpy(out, dev + 8, 8, hip.hipMemcpyDeviceToHost)
@@ -171,10 +175,10 @@ def test_bad_arguments_are_refused_before_anything_is_submitted(env, mod):
         (w32, (s, flag + 2, 0, GTE)), (w64, (s, flag + 4, 0, GTE)),          # misaligned
         (w32, (s, flag, -1, GTE)), (w32, (s, flag, 2**32, GTE)), (w32, (s, flag, 1.5, GTE)),
         (w32, (s, flag, 0, GTE, 2**32)), (w64, (s, flag, 2**64, EQ)),
-        (w32, (s, flag, 0, 4)), (w32, (s, flag, 0, -1)), (w32, (s, flag, 0, "gte")),
+        (w32, (s, flag, 0, 4)), (w32, (s, flag, 0, -1)), (w32, (s, flag, 0, "gte")), (w32, (s, flag, 0, True)),
         (w32, (s, np.zeros(4, np.uint32), 0, GTE)),                           # pageable host memory
         (w32, (s, 0, 0, GTE)), (w32, (s, 0x1234, 0, GTE)),                    # null, no allocation
-        (wr32, (s, dev, 0, 1)), (wr32, (s, dev, -5)), (wr64, (s, dev, 2**64)), (wr64, (s, dev + 60, 1)),
+        (wr32, (s, dev, 0, 1)), (wr32, (s, dev, 0, False)), (wr32, (s, dev, -5)), (wr64, (s, dev, 2**64)), (wr64, (s, dev + 60, 1)),
     ]
     for f, args in bad:
         expect(E.hipErrorInvalidValue, f, *args)
