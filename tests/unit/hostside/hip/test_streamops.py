@@ -29,6 +29,7 @@ def env(mod):
     view[:] = 0
     dev = hip.hipMalloc(64)
     hip.hipMemset(dev, 0, 64)
+    hip.hipDeviceSynchronize()            # the memset is on the null stream: s is not ordered with it
     yield s, flag, view, dev
     view[:] = np.uint64(2**64 - 1)        # whatever a failed test left waiting: let it through
     hip.hipStreamSynchronize(s)
@@ -207,6 +208,7 @@ def test_many_threads_pair_waits_and_writes_on_their_own_streams(env, mod):
     _s, _flag, _view, dev = env
     buf = hip.hipMalloc(8 * 8)
     hip.hipMemset(buf, 0, 64)
+    hip.hipDeviceSynchronize()            # (the streams below are not ordered with the null stream)
     errors = []
 
     def worker(t):
@@ -245,6 +247,7 @@ def test_signal_memory_from_hipExtMallocWithFlags(mod):
     out = hip.hipExtMallocWithFlags(64, hip.hipDeviceMallocFinegrained)
     try:
         hip.hipMemset(out, 0xFF, 8)
+        hip.hipDeviceSynchronize()                                # (s is not ordered with the null stream)
         view = hip.host_array(sig, np.uint64, 1)                  # the host reaches it, as CLR's
         assert int(view[0]) == 0
         hip.hipStreamWaitValue64(s, sig, 0, EQ)                   # already 0: passes at once
