@@ -48,6 +48,8 @@ def segment_name(pid: int, token: str, what: str) -> str:
 #: madvise advice values of Linux 5.14+ (the mmap module of this Python may not name them)
 _MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)
 _MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)
+#: ``Segment.populate`` maps segments up to this size (the DFX segments by default: a few MiB)
+POPULATE_MAX_BYTES = 256 << 20
 
 
 class Segment:
@@ -120,7 +122,11 @@ class Segment:
         Linux 5.14+), instead of one minor page fault at each page's first touch (about 3 us a 4 KiB
         page here: a role that streams through a segment it has not touched yet, as an AICPU lane through
         its record buffers, pays more for the faults than for the copies). Contents are unchanged.
-        False where the kernel does not support it (then the pages fault in as before)."""
+        False where the kernel does not support it, or for a segment over ``POPULATE_MAX_BYTES``
+        (mapping it whole would cost its attach more than its faults cost a run): the pages then
+        fault in as before."""
+        if self.size > POPULATE_MAX_BYTES:
+            return False
         try:
             self.buf.madvise(_MADV_POPULATE_WRITE if write else _MADV_POPULATE_READ)
         except (OSError, ValueError):

@@ -249,16 +249,20 @@ class CommandProcessor:
         queues: list[QueueState] = []
         last_hk = 0.0
 
-        def has_work():
-            for qs in queues:
-                if ready(qs):
-                    return True
+        def control() -> bool:
+            """Stopping, the queue table changed, or the platform shuts down."""
             if self.stopping or gen_seen != a64[i_gen]:
                 return True
             if boot32[_BOOT_SHUTDOWN32]:
                 self.stopping = True
                 return True
             return False
+
+        def has_work():
+            for qs in queues:
+                if ready(qs):
+                    return True
+            return control()
 
         def has_other_work():
             """has_work, but a parked queue counts only once its poll is due (its own doorbell
@@ -267,12 +271,7 @@ class CommandProcessor:
             for qs in queues:
                 if (qs.parked_until <= now if qs.parked_until else ready(qs)):
                     return True
-            if self.stopping or gen_seen != a64[i_gen]:
-                return True
-            if boot32[_BOOT_SHUTDOWN32]:
-                self.stopping = True
-                return True
-            return False
+            return control()
 
         while not self.stopping:
             if a64[i_stall]:                # a stall deadline (fault injection): one word read a turn
