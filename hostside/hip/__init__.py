@@ -109,7 +109,8 @@ from ._libtrace import hdemuTraceLibraryCall
 from ._capture import (hipEventRecordWithFlags, hipStreamBeginCapture, hipStreamEndCapture, hipStreamGetCaptureInfo,
                        hipStreamIsCapturing)
 from ._graph_api import (hipGraphExec_t, hipGraphExecDestroy, hipGraphExecKernelNodeSetParams, hipGraphInstantiate,
-                         hipGraphInstantiateWithFlags, hipGraphLaunch, hipGraphNodeGetEnabled, hipGraphNodeSetEnabled)
+                         hipGraphInstantiateWithFlags, hipGraphLaunch, hipGraphNodeGetEnabled, hipGraphNodeSetEnabled,
+                         hipGraphUpload)
 
 __all__ = [
     # kernel authors (shm_layout.kernels)
@@ -202,6 +203,7 @@ __all__ = [
     # executable graphs (_graph_api)
     "hipGraphExec_t", "hipGraphInstantiate", "hipGraphInstantiateWithFlags", "hipGraphLaunch",
     "hipGraphExecDestroy", "hipGraphExecKernelNodeSetParams", "hipGraphNodeSetEnabled", "hipGraphNodeGetEnabled",
+    "hipGraphUpload",
     # hdemu's own: a library's calls in the trace (_libtrace)
     "hdemuTraceLibraryCall",
 ]

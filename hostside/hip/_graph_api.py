@@ -15,7 +15,7 @@ import heapq
 import warnings
 
 from .. import replay
-from ._context import _get_stream, _st
+from ._context import _get_stream, _peek_stream, _st
 from ._errors import _api, _raise, hipError_t
 from ._graph_build import _kernel_spec
 from ._graph_exec import GraphExec
@@ -26,7 +26,7 @@ from ._stream import _event_rearm
 
 __all__ = ["hipGraphExec_t", "hipGraphInstantiate", "hipGraphInstantiateWithFlags", "hipGraphLaunch",
            "hipGraphExecDestroy", "hipGraphExecKernelNodeSetParams", "hipGraphNodeSetEnabled",
-           "hipGraphNodeGetEnabled"]
+           "hipGraphNodeGetEnabled", "hipGraphUpload"]
 
 
 def _replay_configured() -> bool:
@@ -167,6 +167,14 @@ def hipGraphLaunch(graphExec, stream=None) -> None:
                           RuntimeWarning, stacklevel=2)
         _report_graph_decline(ex, s)
     ex.launch(s.vgpu)
+
+
+@_api
+def hipGraphUpload(graphExec, stream=None) -> None:
+    """Make ``graphExec`` ready to launch on ``stream``: its packets were built at instantiation, so
+    nothing is left to upload; the arguments are checked as hipGraphLaunch checks them."""
+    _exec(graphExec)
+    _peek_stream(stream)
 
 
 def _exec_graph(ex: GraphExec) -> hipGraph_t:

@@ -697,3 +697,30 @@ def test_one_lane_when_the_stream_gets_no_branch_queue(mod, dmem, monkeypatch):
     hip.hipGraphExecDestroy(ex)
     monkeypatch.undo()
     hip.hipStreamDestroy(s)
+
+
+def test_graph_upload_checks_its_arguments_and_the_launch_after_it_runs(mod, stream, dmem):
+    """hipGraphUpload: the packets exist since instantiation, so it only checks the exec and the
+    stream; a launch after it runs the graph as one without it."""
+    x = dmem(4)
+    hip.hipMemset(x, 0, 4)
+    hip.hipDeviceSynchronize()
+    g = hip.hipGraphCreate(0)
+    hip.hipGraphAddKernelNode(g, [], kparams(fn(mod, "inc"), [x, 1]))
+    ex = hip.hipGraphInstantiate(g)
+    hip.hipGraphUpload(ex, stream)
+    hip.hipGraphUpload(ex, None)
+    hip.hipGraphLaunch(ex, stream)
+    hip.hipStreamSynchronize(stream)
+    assert read(x, np.int32, 1)[0] == 1
+    for bad in (None, g, 0):
+        with pytest.raises(hip.HipError) as ei:
+            hip.hipGraphUpload(bad, stream)
+        assert ei.value.error == hip.hipError_t.hipErrorInvalidValue
+    with pytest.raises(hip.HipError):
+        hip.hipGraphUpload(ex, 0xDEAD0)
+    hip.hipGraphExecDestroy(ex)
+    with pytest.raises(hip.HipError) as ei:
+        hip.hipGraphUpload(ex, stream)
+    assert ei.value.error == hip.hipError_t.hipErrorInvalidValue
+    hip.hipGraphDestroy(g)
