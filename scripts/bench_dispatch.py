@@ -254,8 +254,8 @@ def bench_round(hip, launches: int, samples: int) -> dict:
     return r
 
 
-def _default_throughput(hip, launches: int) -> float:
-    """launches_per_s on a fresh default platform (the profiled platform's partner)."""
+def _platform_throughput(hip, launches: int) -> float:
+    """launches_per_s on a fresh platform of the configuration in force, torn down after."""
     try:
         f, s = _setup(hip)
         rate = _throughput(hip, f, s, launches)
@@ -271,16 +271,13 @@ def bench_profiling(hip, launches: int, partner_first: bool) -> tuple[float, flo
     the overhead ratio is taken of two figures seconds apart at most. Also the collector's accounting
     (records collected and dropped) after teardown."""
     from hostside import hsa
-    partner = _default_throughput(hip, launches) if partner_first else None
+    partner = _platform_throughput(hip, launches) if partner_first else None
     out = tempfile.mkdtemp(prefix="hdemu-bench-dispatch-dfx-")
     try:
         hsa.configure({"profiling": {"enabled": True, "output_dir": out}})
         try:
-            f, s = _setup(hip)
-            rate = _throughput(hip, f, s, launches)
-            hip.hipStreamDestroy(s)
+            rate = _platform_throughput(hip, launches)
         finally:
-            hip.hipDeviceReset()
             hsa.configure(None)
         acc = {}
         try:
@@ -292,7 +289,7 @@ def bench_profiling(hip, launches: int, partner_first: bool) -> tuple[float, flo
     finally:
         shutil.rmtree(out, ignore_errors=True)
     if partner is None:
-        partner = _default_throughput(hip, launches)
+        partner = _platform_throughput(hip, launches)
     return rate, partner, acc
 
 

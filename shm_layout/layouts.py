@@ -375,6 +375,11 @@ LIBRARY_LEVELS = ("invoker_cache", "kernel_cache", "program_cache", "binary_cach
 TRACE_EVENT_BYTES = 32
 
 
+def signed64(v: int) -> int:
+    """A u64's bits as an int64 (how HSA signal values compare)."""
+    return v - (1 << 64) if v >> 63 else v
+
+
 def dispatch_id(agent: int, queue_slot: int, index: int) -> int:
     """A dispatch id unique on the platform: agent, queue slot and packet index."""
     return (agent << 56) | (queue_slot << 44) | (index & ((1 << 44) - 1))

@@ -63,6 +63,7 @@ _VENDOR = A.HSA_PACKET_TYPE_VENDOR_SPECIFIC
 _VALUE = L.struct_of(A.amd_barrier_value_packet, "amd_format")
 _VALUE_BODY_OFF = L.offset_of(A.amd_barrier_value_packet, "amd_format")
 _VALUE_DT = {4: np.dtype("<u4"), 8: np.dtype("<u8")}
+_VALUE_FORMATS = {A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE: "barrier-value", A.HDEMU_PACKET_TYPE_WRITE_VALUE: "write-value"}
 #: hsa_signal_condition_t -> the comparison of (value & mask) with the packet's value
 _COND = {A.HSA_SIGNAL_CONDITION_EQ: operator.eq, A.HSA_SIGNAL_CONDITION_NE: operator.ne,
          A.HSA_SIGNAL_CONDITION_LT: operator.lt, A.HSA_SIGNAL_CONDITION_GTE: operator.ge}
@@ -232,34 +233,31 @@ class AqlEngine(RingEngine):
         its value. Either then completes like a barrier."""
         fmt, _r, width, addr, value, mask, cond, _r1, _r2, _r3, sig = _VALUE.unpack_from(self.buf, off + _VALUE_BODY_OFF)
         slot = self.check_signal(sig, qs) if sig else -1
-        if fmt == A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE:
-            test = _COND.get(cond)
-            if test is None:
-                raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
-                                  f"barrier-value condition must be 0..3 (hsa_signal_condition_t), not {cond}")
-            if width == 0:                  # a signal handle: signed values, as hsa_ext_amd.h has them
-                cur = self.signal_value(addr, qs) & mask
-                cur, value = (cur - (1 << 64) if cur >> 63 else cur), (value - (1 << 64) if value >> 63 else value)
-            else:
-                v = self._value_view(qs, addr, width)        # (checks the width first)
-                if value >> (8 * width):
-                    raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
-                                      f"barrier-value {value:#x} does not fit its width of {width} bytes")
-                cur = int(v[0]) & mask & ((1 << (8 * width)) - 1)
-                if width == 8:              # int64, as the packet processor compares signal values
-                    cur, value = (cur - (1 << 64) if cur >> 63 else cur), (value - (1 << 64) if value >> 63 else value)
-            if not test(cur, value):
-                return False
-        elif fmt == A.HDEMU_PACKET_TYPE_WRITE_VALUE:
-            v = self._value_view(qs, addr, width)            # (checks the width first)
-            if value >> (8 * width):
-                raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
-                                  f"write-value {value:#x} does not fit its width of {width} bytes")
-            v[0] = value
-        else:
+        name = _VALUE_FORMATS.get(fmt)
+        if name is None:
             raise PacketError(L.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
                               f"vendor packet format {fmt} is not supported (barrier-value "
                               f"{A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE}, write-value {A.HDEMU_PACKET_TYPE_WRITE_VALUE})")
+        test = _COND.get(cond)
+        if fmt == A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE and test is None:
+            raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                              f"barrier-value condition must be 0..3 (hsa_signal_condition_t), not {cond}")
+        if fmt == A.HSA_AMD_PACKET_TYPE_BARRIER_VALUE and width == 0:
+            cur = self.signal_value(addr, qs) & mask        # a signal handle, as hsa_ext_amd.h has it
+        else:
+            v = self._value_view(qs, addr, width)            # (checks the width first)
+            if value >> (8 * width):
+                raise PacketError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                                  f"{name} {value:#x} does not fit its width of {width} bytes")
+            if fmt == A.HDEMU_PACKET_TYPE_WRITE_VALUE:
+                v[0] = value
+                self._barrier_done(qs, idx, slot, _VENDOR)
+                return True
+            cur = int(v[0]) & mask & ((1 << (8 * width)) - 1)
+        if width != 4:          # int64, as the packet processor compares signal values (a u32 is never negative)
+            cur, value = L.signed64(cur), L.signed64(value)
+        if not test(cur, value):
+            return False
         self._barrier_done(qs, idx, slot, _VENDOR)
         return True
 

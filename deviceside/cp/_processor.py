@@ -184,7 +184,7 @@ class CommandProcessor:
         """The value of a dependency signal of the queue's owner."""
         slot = self.check_signal(handle, qs, "dependency")
         v = self.s64[slot * _SIG_STRIDE64 + _SIG_VALUE64]
-        return v - (1 << 64) if v >> 63 else v
+        return L.signed64(v)
 
     # -- errors -------------------------------------------------------------------------------
     def fail_queue(self, qs: QueueState, idx: int, err: PacketError, engine: int, signal: int) -> None:

@@ -343,18 +343,25 @@ class VirtualGPU(SignalRing):
         """One BARRIER_AND on the stream's queue. ``signal``: True = the next ring signal, False =
         none, or a Signal of its own (set to 1 here: an event's, whose ``waiters`` list later packets
         that wait on it go into). Returns the completion signal (None for none)."""
+        return self._one_packet_locked(lambda q, idx, h: q.write_barrier_body(idx, deps, h), MARKER_HEADER,
+                                       signal, waiters)
+
+    def _one_packet_locked(self, write_body, header: int, signal=True, waiters=None):
+        """One AQL packet, not a dispatch, on the stream's queue: ``write_body(queue, index, signal
+        handle)`` writes its body, ``header`` publishes it; ``signal`` and ``waiters`` as for
+        ``_marker_locked``. Returns the completion signal (None for none)."""
         q = self.queue
         with q.lock:                       # the window: the queue may be shared
             idx = q.next_id
             q.wait_for_space(idx)
             s = self._peek_signal() if signal is True else (signal or None)
-            q.write_barrier_body(idx, deps, s.handle if s is not None else 0)
+            write_body(q, idx, s.handle if s is not None else 0)
             if signal is True:
                 self._take_signal(s)
             elif s is not None:
                 s.store_relaxed_nowake(1)
             q.add_write_index(1)
-            q.publish(idx, MARKER_HEADER)
+            q.publish(idx, header)
             self._publish(q, idx)
             if s is not None:
                 self.last_signal = s
@@ -395,17 +402,8 @@ class VirtualGPU(SignalRing):
             dep = self._cross_engine_dep("aql")
             if dep:
                 self._marker_locked([dep], signal=False)
-            q = self.queue
-            with q.lock:
-                idx = q.next_id
-                q.wait_for_space(idx)
-                s = self._peek_signal()
-                q.write_value_body(idx, fmt, width, addr, value, mask, cond, s.handle)
-                self._take_signal(s)
-                q.add_write_index(1)
-                q.publish(idx, VENDOR_HEADER)
-                self._publish(q, idx)
-                self.last_signal, self.last_waiters, self.last_engine = s, None, "aql"
+            s = self._one_packet_locked(
+                lambda q, idx, h: q.write_value_body(idx, fmt, width, addr, value, mask, cond, h), VENDOR_HEADER)
             self.commands += 1
             return s
 

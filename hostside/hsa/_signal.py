@@ -59,8 +59,7 @@ def _free_slots(owners, c: int):
             yield int(free[j])
 
 
-def _signed(v: int) -> int:
-    return v - (1 << 64) if v >> 63 else v
+_signed = L.signed64
 
 
 # ------------------------------------------------------------------------------------------------
@@ -114,7 +113,7 @@ class Signal:
 
         def ok():
             v = s64[i]
-            v = v - (1 << 64) if v >> 63 else v
+            v = _signed(v)
             return (v,) if test(v, value) else None
         r = wait_until(ok, self.addr + L.SIG_WAKE, timeout_s, check=check or self.rt.check_devices)
         return r[0] if r else self.load()
