@@ -21,8 +21,12 @@ Graph branches (``VirtualGPU.aux_queue``) never share: they take a free slot und
 (``create_exclusive``) or the graph runs on one lane.
 
 Staging buffers for pageable copies are the process's too (``StagingPool``), as ROCclr keeps its
-transfer buffers per device: a pageable copy holds one only while it runs (it returns once its last
-chunk has landed), so a program needs as many as it runs such copies at once, not one per stream.
+transfer buffers per device: a synchronous pageable copy holds one only while it runs (it returns once
+its last chunk has landed), so a program needs as many as it runs such copies at once, not one per
+stream. An asynchronous host-to-device copy that fits one buffer returns once the host data is in the
+buffer (as CLR's staged hipMemcpyAsync): the buffer stays lent until the copy's completion signal reads
+0 (``release_after``), and at most ``max_buffers`` exist, so a pipeline that never synchronises runs
+at most that many such copies ahead of the device (the next one waits for the oldest to land).
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ import time
 
 from shm_layout import layouts as L
 
-from ..hsa import HostWaitTimeout, HsaError, Queue
+from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue
 
 __all__ = ["QueuePool", "StagingPool", "pool_of", "staging_of"]
 
@@ -137,11 +141,27 @@ class StagingPool:
     """Staging buffers of ``nbytes`` (less, halving down to ``min_bytes``, when the host pool is
     short) lent to one pageable copy at a time (see the module doc)."""
 
-    def __init__(self, rt, nbytes: int, min_bytes: int):
-        self.rt, self.nbytes, self.min_bytes = rt, nbytes, min_bytes
+    def __init__(self, rt, nbytes: int, min_bytes: int, max_buffers: int = 8):
+        self.rt, self.nbytes, self.min_bytes, self.max_buffers = rt, nbytes, min_bytes, max_buffers
         self.free: list[tuple[int, int]] = []          # (address, bytes)
+        #: buffers of asynchronous copies in flight: (buffer, completion signal), oldest first
+        self.pending: list[tuple[tuple[int, int], object]] = []
         self.lent = 0
+        self.made = 0                                   # buffers allocated (and never discarded)
         self.cond = threading.Condition()
+
+    def _reclaim(self) -> None:
+        """Buffers of asynchronous copies whose signal reads 0 go back to ``free`` (cond held). A
+        signal that reads 1 again was re-armed for a later command of its stream, which completes after
+        the copy: the buffer then comes back later than it could, never too early."""
+        keep = []
+        for buf, sig in self.pending:
+            if sig.load() == 0:
+                self.free.append(buf)
+                self.lent -= 1
+            else:
+                keep.append((buf, sig))
+        self.pending = keep
 
     def _allocate(self):
         n = self.nbytes
@@ -160,18 +180,31 @@ class StagingPool:
         deadline = time.monotonic() + self.rt.wait_timeout_s
         with self.cond:
             while True:
+                if self.pending:
+                    self._reclaim()
                 if self.free:
                     buf = self.free.pop()
                 else:
-                    buf = self._allocate()
+                    buf = self._allocate() if self.made < self.max_buffers else None
+                    if buf is not None:
+                        self.made += 1
                 if buf is not None:
                     self.lent += 1
                     return buf
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise HostWaitTimeout(f"no staging buffer came back in {self.rt.wait_timeout_s} s "
-                                          f"(HDEMU_WAIT_TIMEOUT_S): {self.lent} lent, the host pool is full")
-                self.cond.wait(min(left, 0.05))
+                                          f"(HDEMU_WAIT_TIMEOUT_S): {self.lent} lent ({len(self.pending)} "
+                                          f"by copies in flight), {self.made} made")
+                if self.pending:                # the oldest copy in flight: sleep on its signal
+                    sig = self.pending[0][1]
+                    self.cond.release()
+                    try:
+                        sig.wait(HSA_SIGNAL_CONDITION_EQ, 0, min(left, 0.05))
+                    finally:
+                        self.cond.acquire()
+                else:
+                    self.cond.wait(min(left, 0.05))
 
     def release(self, buf: tuple[int, int]) -> None:
         with self.cond:
@@ -179,11 +212,18 @@ class StagingPool:
             self.free.append(buf)
             self.cond.notify()
 
+    def release_after(self, buf: tuple[int, int], signal) -> None:
+        """``buf`` carries an asynchronous copy whose completion signal is ``signal``: it is lent again
+        once the signal reads 0."""
+        with self.cond:
+            self.pending.append((buf, signal))
+
     def discard(self, buf: tuple[int, int]) -> None:
         """A copy through ``buf`` failed and may still be in flight: it is never lent again (nor
         freed: the device may still write it; the process's allocations go with it)."""
         with self.cond:
             self.lent -= 1
+            self.made -= 1                  # not counted against max_buffers: the copy failed
             self.cond.notify()
 
 

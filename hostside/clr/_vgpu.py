@@ -481,14 +481,22 @@ class VirtualGPU(SignalRing):
                                                   "fill_width": elem, "rect": (width, rows, 0, pitch)})
 
     # -- pageable copies through staging -----------------------------------------------------------
-    def copy_from_host(self, dst: int, data: np.ndarray) -> None:
-        """Pageable host -> device (synchronous for the host buffer, like hipMemcpy H2D). Holds the
-        stream lock and a staging buffer of the process throughout."""
+    def copy_from_host(self, dst: int, data: np.ndarray, wait: bool = True) -> None:
+        """Pageable host -> device. ``wait`` (hipMemcpy): returns once the copy has landed. Without it
+        (hipMemcpyAsync), a copy that fits one staging buffer returns once the data is in the buffer,
+        which stays lent until the copy completes (``StagingPool.release_after``); a larger one
+        returns once its last chunk has landed, as with ``wait``. Holds the stream lock throughout."""
         src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         with self.lock:
             staging = self.staging.acquire()
             try:
                 stage, half = staging[0], staging[1] // 2
+                if not wait and len(src) <= staging[1]:
+                    self.rt.host_view(stage, len(src))[:] = src
+                    s = self.copy(dst, stage, len(src))
+                    self.flush()
+                    self.staging.release_after(staging, s)
+                    return
                 pos, k = 0, 0
                 last = [None, None]
                 while pos < len(src):

@@ -17,7 +17,7 @@ from shm_layout import layouts as L
 
 from ..hsa import HsaError
 from ._capture_rules import check_unsafe, implicit_capture_check
-from ._context import _current_device, _get_stream, _peek_stream, _st, _synchronize_device
+from ._context import _current_device, _get_stream, _null_stream, _peek_stream, _st, _synchronize_device
 from ._errors import _api, _from_hsa, _raise, hipError_t
 
 __all__ = ["hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree", "host_array", "hipMemcpyKind",
@@ -377,7 +377,7 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
             v.synchronize()
             rt.host_view(d, size)[:] = sp[:size]
         else:
-            v.copy_from_host(d, sp[:size])
+            v.copy_from_host(d, sp[:size], wait=sync)
     elif dk == "pinned" and sk == "pinned":     # host to host: done by the host, after the stream's work
         v.synchronize()
         rt.host_view(d, size)[:] = rt.host_view(sp, size)
@@ -420,11 +420,17 @@ def _peer_args(dstDevice, srcDevice, sizeBytes):
 
 @_api
 def hipMemcpyPeer(dst: int, dstDevice: int, src: int, srcDevice: int, sizeBytes: int) -> None:
-    """Device-to-device copy between two devices' memory (one SDMA packet on the current device's null
-    stream: the emulated devices share one address space), synchronous like hipMemcpy."""
+    """Device-to-device copy between two devices' memory: one SDMA packet on the current device's null
+    stream (the emulated devices share one address space). Host-asynchronous, as in CLR
+    (``ihipMemcpy(..., isHostAsync=true, isGPUAsync=false)``): it returns once the copy is queued,
+    and later work on ``dstDevice``'s null stream (and so on its blocking streams) waits for it."""
     _peer_args(dstDevice, srcDevice, sizeBytes)
     check_unsafe("hipMemcpyPeer")
-    _memcpy(dst, src, sizeBytes, hipMemcpyKind.hipMemcpyDeviceToDevice, None, sync=True)
+    _memcpy(dst, src, sizeBytes, hipMemcpyKind.hipMemcpyDeviceToDevice, None, sync=False)
+    cur = _current_device()
+    if sizeBytes and dstDevice != cur:
+        st = _st()
+        _null_stream(st, cur).point.wait_from(_null_stream(st, dstDevice).vgpu)
 
 
 @_api

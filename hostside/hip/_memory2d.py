@@ -112,7 +112,7 @@ def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: 
         return
     if sk == "pageable":                           # pageable host to device
         if flat:
-            v.copy_from_host(d, sp[:width * height])
+            v.copy_from_host(d, sp[:width * height], wait=sync)
             return
         _from_pageable(rt, v, d, dpitch, sp, spitch, width, height)
         return

@@ -202,6 +202,8 @@ def _memcpy3d(api: str, p, stream, sync: bool) -> None:
         return
     dst, dpitch, dslice, drun = _side(api, p.dstPtr, p.dstPos, w, h, d, "dst")
     src, spitch, sslice, srun = _side(api, p.srcPtr, p.srcPos, w, h, d, "src")
+    if sync and _classify(dst, 1, f"{api}: dst")[0] == "device" and _classify(src, 1, f"{api}: src")[0] == "device":
+        sync = False        # device to device: host-asynchronous, as CLR's ihipMemcpyParam3D
     if drun and srun:
         _memcpy2d(api, dst, dpitch, src, spitch, w, h * d, kind, stream, sync)
         return
@@ -212,7 +214,9 @@ def _memcpy3d(api: str, p, stream, sync: bool) -> None:
 @_api
 def hipMemcpy3D(p) -> None:
     """Copy ``p.extent`` from ``p.srcPtr`` at ``p.srcPos`` to ``p.dstPtr`` at ``p.dstPos``; either side
-    may be device, pinned or managed memory or (host side) a numpy array. Synchronous."""
+    may be device, pinned or managed memory or (host side) a numpy array. Synchronous, except from
+    device memory to device memory: that copy is queued on the null stream and the call returns (as
+    CLR's ihipMemcpyParam3D; later work on the null stream and blocking streams is ordered after it)."""
     implicit_capture_check()
     check_unsafe("hipMemcpy3D")
     _memcpy3d("hipMemcpy3D", p, None, True)
