@@ -73,6 +73,8 @@ DEVICE_LIMITS = {
     "computeMode": 0, "computePreemptionSupported": 0, "kernelExecTimeoutEnabled": 0, "ECCEnabled": 0,
     "globalL1CacheSupported": 1, "localL1CacheSupported": 1, "streamPrioritiesSupported": 0,
     "pciDomainID": 0, "pciDeviceID": 0, "isLargeBar": 1, "asicRevision": 0,
+    # stream-ordered allocator and created pools (_ordered, _mempool); no pool is exportable: no handle type
+    "memoryPoolsSupported": 1, "memoryPoolSupportedHandleTypes": 0,
 }
 
 
@@ -174,7 +176,8 @@ _ATTR_PROP = {
     "PageableMemoryAccess": "pageableMemoryAccess",
     "PageableMemoryAccessUsesHostPageTables": "pageableMemoryAccessUsesHostPageTables",
     "IsLargeBar": "isLargeBar", "UnifiedAddressing": lambda p: 1, "FineGrainSupport": lambda p: 1,
-    "ImageSupport": lambda p: 0, "CanUseStreamWaitValue": lambda p: 1, "MemoryPoolsSupported": lambda p: 0,
+    "ImageSupport": lambda p: 0, "CanUseStreamWaitValue": lambda p: 1, "MemoryPoolsSupported": "memoryPoolsSupported",
+    "MemoryPoolSupportedHandleTypes": "memoryPoolSupportedHandleTypes",
     "VirtualMemoryManagementSupported": lambda p: 0,
     "WallClockRate": lambda p: WALL_CLOCK_KHZ,
 }

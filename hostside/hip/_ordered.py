@@ -1,7 +1,8 @@
 """The stream-ordered allocator: hipMallocAsync, hipFreeAsync and each device's default memory pool
 (hipDeviceGetDefaultMemPool, hipMemPoolTrimTo, hipMemPoolSetAttribute / GetAttribute).
 
-hipMallocAsync allocates at the call (the memory may be used by any work submitted after it).
+hipMallocAsync allocates at the call (the memory may be used by any work submitted after it); a block
+whose free is still pending on the same stream is handed out again first, as CLR's pools do.
 hipFreeAsync records a marker on the stream with a signal of its own and keeps the block in the
 pool's list of pending frees; the block goes back to the device only once that signal reads 0, that
 is once everything submitted to the stream before the free has finished. Pending frees are reaped at
@@ -59,18 +60,23 @@ _RETIRED_MAX = 64       # signals of reaped frees kept for the next markers
 
 
 class hipMemPool_t:
-    """A device's default memory pool: what it has handed out (``used``), what waits for its stream
-    (``pending``: bytes of frees not yet passed) and the attributes HIP lets one set."""
+    """A memory pool of a device (its default pool, or one hipMemPoolCreate made: ``props``): what it
+    has handed out (``used``), what waits for its stream (``pending``: bytes of frees not yet passed),
+    the attributes HIP lets one set and the access other devices were given (``access``)."""
 
-    def __init__(self, device: int):
+    def __init__(self, device: int, props=None):
         self.device = device
+        self.props = props              # the hipMemPoolProps of a created pool (None: the default pool)
+        self.access: dict[int, int] = {}    # device -> hipMemAccessFlags set by hipMemPoolSetAccess
+        self.destroyed = False          # hipMemPoolDestroy'ed (its outstanding blocks stay valid)
         self.used = self.used_high = self.reserved_high = self.pending = 0
         self.release_threshold = 0
         self.reuse = {_A.hipMemPoolReuseFollowEventDependencies: 1, _A.hipMemPoolReuseAllowOpportunistic: 1,
                       _A.hipMemPoolReuseAllowInternalDependencies: 1}
 
     def __repr__(self):
-        return f"<hipMemPool_t device={self.device} used={self.used} pending={self.pending}>"
+        kind = "default" if self.props is None else "created"
+        return f"<hipMemPool_t {kind} device={self.device} used={self.used} pending={self.pending}>"
 
 
 class _Ordered:
@@ -78,7 +84,9 @@ class _Ordered:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.pools: dict[int, hipMemPool_t] = {}
+        self.pools: dict[int, hipMemPool_t] = {}         # device -> its default pool
+        self.current: dict[int, hipMemPool_t] = {}       # device -> pool set by hipDeviceSetMemPool
+        self.created: set = set()       # the live pools hipMemPoolCreate made
         self.blocks: dict[int, tuple[hipMemPool_t, int]] = {}     # live hipMallocAsync block -> (pool, bytes)
         self.frees: list = []           # pending: (ptr, pool, bytes, signal, waiters, stream's VirtualGPU)
         self.freeing: set = set()       # their pointers
@@ -126,12 +134,13 @@ def _reap(o: _Ordered) -> None:
         gone = {id(f) for f in done}
         o.frees = [f for f in o.frees if id(f) not in gone]
         for ptr, pool, size, sig, ws, v in done:
-            o.freeing.discard(ptr)
-            pool.pending -= size
-            try:
-                rt.free(ptr)
-            except HsaError:        # freed meanwhile by hipFree: nothing to give back
-                pass
+            if ptr:                 # (0: the block was handed out again on its stream, see _take_pending)
+                o.freeing.discard(ptr)
+                pool.pending -= size
+                try:
+                    rt.free(ptr)
+                except HsaError:    # freed meanwhile by hipFree: nothing to give back
+                    pass
             o.retired.append((sig, ws, v))
         extra = o.retired[_RETIRED_MAX:]
         del o.retired[_RETIRED_MAX:]
@@ -164,38 +173,110 @@ def _stream_arg(stream, api: str):
     return s
 
 
-@_api
-def hipMallocAsync(size: int, stream=None) -> int:
-    """``size`` bytes of device memory of the stream's device, from its default pool, usable by work
-    submitted after the call (on any stream). Size 0 gives 0 (the null pointer). A stream that is not
-    live is hipErrorInvalidHandle; when the device is full the pool's pending frees are waited for
-    first, then hipErrorOutOfMemory."""
+def _size_arg(size) -> int:
     if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
         _raise(hipError_t.hipErrorInvalidValue, f"size must be a non-negative int, not {size!r}")
-    s = _stream_arg(stream, "hipMallocAsync")
-    if size == 0:
-        return 0
+    return int(size)
+
+
+def _drop_stale(o: _Ordered, ptr: int) -> None:
+    """Forget the block ``ptr`` if hipFree freed it behind the pool's back (caller holds the lock)."""
+    blk = o.blocks.pop(ptr, None)
+    if blk is not None:
+        blk[0].used -= blk[1]
+
+
+def prune(o: _Ordered, pool: hipMemPool_t) -> None:
+    """Drop the blocks of ``pool`` that hipFree gave back to the device (they no longer count)."""
+    rt = _st().rt
+    with o.lock:
+        for ptr, (p, n) in list(o.blocks.items()):
+            if p is pool:
+                a = rt.pointer_info(ptr)
+                if a is None or a.base != ptr or a.size != n:
+                    _drop_stale(o, ptr)
+
+
+def _take_pending(o: _Ordered, pool: hipMemPool_t, size: int, v) -> int:
+    """The smallest block of ``pool`` of at least ``size`` bytes whose free is pending on the stream of
+    VirtualGPU ``v``, made live again (0 if none). As CLR's pools do, such a block may be handed out
+    before the free is passed: work submitted to that stream after the allocation runs after the work
+    before the free. Its marker stays in ``o.frees`` (ptr 0) until passed, for its signal."""
+    with o.lock:
+        best = None
+        for i, f in enumerate(o.frees):
+            if f[0] and f[1] is pool and f[5] is v and f[2] >= size and (best is None or f[2] < o.frees[best][2]):
+                best = i
+        if best is None:
+            return 0
+        ptr, _pool, n, sig, ws, _v = o.frees[best]
+        o.frees[best] = (0, pool, 0, sig, ws, v)
+        o.freeing.discard(ptr)
+        pool.pending -= n
+        o.blocks[ptr] = (pool, n)
+        pool.used += n
+        pool.used_high = max(pool.used_high, pool.used)
+    return ptr
+
+
+def allocate(pool: hipMemPool_t, size: int, api: str, stream=None) -> int:
+    """``size`` (> 0) bytes of device memory of the pool's device, accounted to ``pool``: a block of the
+    pool freed on ``stream`` (a hipStream_t) whose free is still pending if there is one
+    (``_take_pending``), else new memory. The pool's ``maxSize`` (if any) bounds what it has
+    reserved; the device full or the bound reached, the pending frees of the device are waited for
+    first, then hipErrorOutOfMemory."""
     o = _ord()
     _reap(o)
+    if stream is not None and o.frees:
+        ptr = _take_pending(o, pool, size, stream.vgpu)
+        if ptr:
+            return ptr
     rt = _st().rt
+    cap = pool.props.maxSize if pool.props is not None else 0
+
+    def attempt():
+        if cap and pool.used + pool.pending + size > cap:
+            raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES, f"the pool's maxSize ({cap}) would be exceeded")
+        return rt.allocate(pool.device, size, L.ALLOC_DEVICE)
     try:
-        ptr = rt.allocate(s.device, int(size), L.ALLOC_DEVICE)
+        ptr = attempt()
     except HsaError as exc:
         if exc.status != L.HSA_STATUS_ERROR_OUT_OF_RESOURCES:
             raise
-        _wait_frees(o, s.device)
+        _wait_frees(o, pool.device)
         try:
-            ptr = rt.allocate(s.device, int(size), L.ALLOC_DEVICE)
+            ptr = attempt()
         except HsaError as exc2:
-            _raise(hipError_t.hipErrorOutOfMemory, f"hipMallocAsync({size}): {exc2}", exc2)
+            _raise(hipError_t.hipErrorOutOfMemory, f"{api}({size}): {exc2}", exc2)
     n = rt.pointer_info(ptr).size
     with o.lock:
-        pool = _pool(o, s.device)
+        _drop_stale(o, ptr)             # an address hipFree gave back and the device handed out again
         o.blocks[ptr] = (pool, n)
         pool.used += n
         pool.used_high = max(pool.used_high, pool.used)
         pool.reserved_high = max(pool.reserved_high, pool.used + pool.pending)
     return ptr
+
+
+def current_pool(o: _Ordered, device: int) -> hipMemPool_t:
+    """The pool hipMallocAsync takes ``device``'s memory from (hipDeviceSetMemPool's, else the default)."""
+    with o.lock:
+        p = o.current.get(device)
+        return p if p is not None else _pool(o, device)
+
+
+@_api
+def hipMallocAsync(size: int, stream=None) -> int:
+    """``size`` bytes of device memory of the stream's device, from the device's current pool
+    (hipDeviceSetMemPool's, else its default pool), usable by work submitted after the call (on any
+    stream). Size 0 gives 0 (the null pointer). A stream that is not live is hipErrorInvalidHandle;
+    when the device is full (or a created pool's maxSize reached) the pending frees of the device
+    are waited for first, then hipErrorOutOfMemory."""
+    size = _size_arg(size)
+    s = _stream_arg(stream, "hipMallocAsync")
+    if size == 0:
+        return 0
+    return allocate(current_pool(_ord(), s.device), size, "hipMallocAsync", s)
 
 
 @_api
@@ -245,7 +326,7 @@ def hipFreeAsync(ptr: int, stream=None) -> None:
         o.frees.append((ptr, pool, n, sig, waiters, v))
 
 
-def _device_arg(device, err=hipError_t.hipErrorInvalidDevice) -> int:
+def device_arg(device, err=hipError_t.hipErrorInvalidDevice) -> int:
     n = len(_st().rt.agents)
     if not isinstance(device, (int, np.integer)) or isinstance(device, bool) or not 0 <= device < n:
         _raise(err, f"device must be in [0, {n}), not {device!r}")
@@ -255,7 +336,7 @@ def _device_arg(device, err=hipError_t.hipErrorInvalidDevice) -> int:
 @_api
 def hipDeviceGetDefaultMemPool(device: int) -> hipMemPool_t:
     """The pool hipMallocAsync takes ``device``'s memory from; a bad device is hipErrorInvalidDevice."""
-    d = _device_arg(device)
+    d = device_arg(device)
     o = _ord()
     with o.lock:
         return _pool(o, d)
@@ -263,14 +344,17 @@ def hipDeviceGetDefaultMemPool(device: int) -> hipMemPool_t:
 
 @_api
 def hipDeviceGetMemPool(device: int) -> hipMemPool_t:
-    """The device's current pool: its default pool (hdemu has no hipMemPoolCreate). A bad device is
-    hipErrorInvalidValue, as in CLR."""
-    return hipDeviceGetDefaultMemPool(_device_arg(device, hipError_t.hipErrorInvalidValue))
+    """The device's current pool: the one hipDeviceSetMemPool set, else (and once that pool is
+    destroyed) its default pool. A bad device is hipErrorInvalidValue, as in CLR."""
+    return current_pool(_ord(), device_arg(device, hipError_t.hipErrorInvalidValue))
 
 
-def _pool_arg(pool) -> hipMemPool_t:
-    if type(pool) is not hipMemPool_t:
-        _raise(hipError_t.hipErrorInvalidValue, f"mem_pool must be a hipMemPool_t, not {pool!r}")
+def pool_arg(pool) -> hipMemPool_t:
+    """``pool`` as a live hipMemPool_t: anything else (None, a destroyed pool) is hipErrorInvalidValue."""
+    o = _ord()
+    if (type(pool) is not hipMemPool_t or pool.destroyed
+            or (pool not in o.created if pool.props is not None else o.pools.get(pool.device) is not pool)):
+        _raise(hipError_t.hipErrorInvalidValue, f"mem_pool must be a live hipMemPool_t, not {pool!r}")
     return pool
 
 
@@ -279,7 +363,7 @@ def hipMemPoolTrimTo(mem_pool, minBytesToHold: int) -> None:
     """Give back the pool's freed memory whose streams have passed the free. The pool keeps no
     freed memory beyond that (it goes back to the device once passed), so ``minBytesToHold`` only
     needs to be a non-negative int."""
-    _pool_arg(mem_pool)
+    pool_arg(mem_pool)
     if not isinstance(minBytesToHold, (int, np.integer)) or minBytesToHold < 0:
         _raise(hipError_t.hipErrorInvalidValue, f"minBytesToHold must be a non-negative int, not {minBytesToHold!r}")
     _reap(_ord())
@@ -289,9 +373,9 @@ def hipMemPoolTrimTo(mem_pool, minBytesToHold: int) -> None:
 def hipMemPoolSetAttribute(mem_pool, attr, value: int) -> None:
     """Set a pool attribute as CLR does: the three reuse flags (ints, recorded), the release
     threshold (bytes, recorded: freed memory goes back to the device once passed whatever it is),
-    the two high watermarks (only 0, which resets them). The current sizes are read-only and an
+    the two high watermarks (only 0, which sets them to 0, as CLR). The current sizes are read-only and an
     unknown attribute is hipErrorInvalidValue."""
-    pool = _pool_arg(mem_pool)
+    pool = pool_arg(mem_pool)
     try:
         a = hipMemPoolAttr(attr)
     except ValueError:
@@ -307,10 +391,10 @@ def hipMemPoolSetAttribute(mem_pool, attr, value: int) -> None:
         elif a in (_A.hipMemPoolAttrReservedMemHigh, _A.hipMemPoolAttrUsedMemHigh):
             if value != 0:
                 _raise(hipError_t.hipErrorInvalidValue, f"{a.name} can only be reset to 0, not {value}")
-            if a == _A.hipMemPoolAttrUsedMemHigh:
-                pool.used_high = pool.used
+            if a == _A.hipMemPoolAttrUsedMemHigh:     # CLR sets the watermark to 0 (not to the current size)
+                pool.used_high = 0
             else:
-                pool.reserved_high = pool.used + pool.pending
+                pool.reserved_high = 0
         else:
             _raise(hipError_t.hipErrorInvalidValue, f"{a.name} is read-only")
 
@@ -320,13 +404,14 @@ def hipMemPoolGetAttribute(mem_pool, attr) -> int:
     """A pool attribute: the reuse flags (1 at first), the release threshold (0 at first), the
     bytes reserved (handed out plus pending frees) and used (handed out), and their high watermarks
     since the last reset. Pending frees already passed are reaped first."""
-    pool = _pool_arg(mem_pool)
+    pool = pool_arg(mem_pool)
     try:
         a = hipMemPoolAttr(attr)
     except ValueError:
         _raise(hipError_t.hipErrorInvalidValue, f"attr must be a hipMemPoolAttr, not {attr!r}")
     o = _ord()
     _reap(o)
+    prune(o, pool)
     with o.lock:
         if a in pool.reuse:
             return pool.reuse[a]
