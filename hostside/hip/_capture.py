@@ -41,6 +41,8 @@ class _Capture:
         self.events = []
         self.id = next(_capture_ids)
         self.why = ""
+        self.captured = set()             # nodes captured (not added by hand): only these must be joined
+        self.removed = []                 # nodes hipStreamSetCaptureDependencies took out of a leaf set
 
     # -- hooks called by the stream, memory and module calls -----------------------------------------
     def _live(self):
@@ -51,6 +53,7 @@ class _Capture:
     def _append(self, s, ntype, spec):
         self._live()
         n = self.graph._add(ntype, self.leaves[s], spec)
+        self.captured.add(n)
         self.leaves[s] = [n]
 
     def add_kernel(self, s, f, params, grid, block, shared, dims):
@@ -148,7 +151,15 @@ def hipStreamEndCapture(stream) -> hipGraph_t:
         if id(n) not in joined:
             joined.add(id(n))
             todo.extend(n.deps)
-    loose = [n for n in cap.graph.nodes if id(n) not in joined]
+    # as CLR: nodes added by hand, and those a hipStreamSetCaptureDependencies dropped (with what they
+    # depend on), need not be joined
+    todo = list(cap.removed)
+    while todo:
+        n = todo.pop()
+        if id(n) not in joined:
+            joined.add(id(n))
+            todo.extend(n.deps)
+    loose = [n for n in cap.graph.nodes if id(n) not in joined and n in cap.captured]
     if loose:
         streams = [st for st, lv in cap.leaves.items() if st is not s and any(id(n) not in joined for n in lv)]
         _raise(hipError_t.hipErrorStreamCaptureUnjoined,

@@ -23,6 +23,7 @@ from ._graph_types import (_T, _TYPE_NAMES, ChildSpec, _graph, hipGraph_t, hipGr
                            hipKernelNodeParams)
 from ._schedule import ENode
 from ._stream import _event_rearm
+from . import _userobj
 
 __all__ = ["hipGraphExec_t", "hipGraphInstantiate", "hipGraphInstantiateWithFlags", "hipGraphLaunch",
            "hipGraphExecDestroy", "hipGraphExecKernelNodeSetParams", "hipGraphNodeSetEnabled",
@@ -128,7 +129,10 @@ def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
     rec = [en.spec for en in enodes.values() if en.type == _T.hipGraphNodeTypeEventRecord]
     if len({id(e) for e in rec}) != len(rec):
         _raise(hipError_t.hipErrorInvalidValue, "an event may be recorded by at most one node of a graph")
-    return hipGraphExec_t(GraphExec(_st().rt, g, list(enodes.values()), _event_rearm))
+    exe = hipGraphExec_t(GraphExec(_st().rt, g, list(enodes.values()), _event_rearm))
+    exe.flags = flags                       # hipGraphExecGetFlags
+    _userobj.retain_tree(g, exe)            # as CLR's exec owns a clone of the graph: its user objects
+    return exe
 
 
 @_api
@@ -194,8 +198,10 @@ def _exec_graph(ex: GraphExec) -> hipGraph_t:
 
 @_api
 def hipGraphExecDestroy(graphExec) -> None:
-    """Waits for the exec's launches in flight, then frees its signals, kernargs and staging."""
+    """Waits for the exec's launches in flight, then frees its signals, kernargs and staging, and releases
+    its references to the graph's user objects (their destructors may run now, in this thread)."""
     _exec(graphExec).destroy()
+    _userobj.release_all(graphExec)
 
 
 def _enode(ex, node, types=None):

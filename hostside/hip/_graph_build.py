@@ -15,6 +15,7 @@ from ._graph_types import (_T, ChildSpec, CopySpec, FillSpec, HostSpec, KernelSp
 from ._memory import _classify, _kind_allows, hipMemcpyKind
 from ._module import _pack_value, hipFunction_t
 from ._stream import _event
+from . import _userobj
 
 __all__ = ["hipGraphCreate", "hipGraphDestroy", "hipGraphAddKernelNode", "hipGraphAddMemcpyNode",
            "hipGraphAddMemcpyNode1D", "hipGraphAddMemsetNode", "hipGraphAddHostNode", "hipGraphAddEmptyNode",
@@ -103,8 +104,10 @@ def hipGraphCreate(flags: int = 0) -> hipGraph_t:
 
 @_api
 def hipGraphDestroy(graph) -> None:
-    """Execs instantiated from the graph stay valid (they own copies of what they need)."""
+    """Execs instantiated from the graph stay valid (they own copies of what they need). The references
+    the graph owns to user objects are released (their destructors may run now, in this thread)."""
     _graph(graph).destroyed = True
+    _userobj.release_all(graph)
 
 
 @_api

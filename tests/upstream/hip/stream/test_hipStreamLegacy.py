@@ -1,7 +1,7 @@
 """hipStreamGetCaptureInfo on hipStreamLegacy while another stream captures in global mode (an implicit
 capture dependency: hipErrorStreamCaptureImplicit) and after the capture ended (hipSuccess); the
-captured copy, kernel, copy graph then runs. The hipStreamGetCaptureInfo_v2 SECTIONs are left out
-(hdemu has no hipStreamGetCaptureInfo_v2); the other TEST_CASEs are in NOT_PORTED.md."""
+captured copy, kernel, copy graph then runs; the same with hipStreamGetCaptureInfo_v2. The other
+TEST_CASEs are in NOT_PORTED.md."""
 import numpy as np
 import pytest
 
@@ -14,16 +14,19 @@ NBYTES = N * 4
 
 
 @pytest.mark.parametrize("section", ["hipStreamGetCaptureInfo with hipStreamLegacy",
-                                     "hipStreamGetCaptureInfo with hipStreamLegacy after End capture"])
+                                     "hipStreamGetCaptureInfo_v2 with hipStreamLegacy",
+                                     "hipStreamGetCaptureInfo with hipStreamLegacy after End capture",
+                                     "hipStreamGetCaptureInfo_v2 with hipStreamLegacy after End capture"])
 def test_Unit_hipStreamGetCaptureInfo_hipStreamLegacy_CaptureInfo(mod, section):
+    info = hip.hipStreamGetCaptureInfo_v2 if "_v2" in section else hip.hipStreamGetCaptureInfo
     stream, stream_for_graph = hip.hipStreamCreate(), hip.hipStreamCreate()
     a_h = (1.0 + np.arange(N)).astype(np.float32)
     c_h = np.zeros(N, dtype=np.float32)
     a_d, c_d = hip.hipMalloc(NBYTES), hip.hipMalloc(NBYTES)
     hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureModeGlobal)
-    if section == "hipStreamGetCaptureInfo with hipStreamLegacy":
+    if not section.endswith("after End capture"):
         with pytest.raises(hip.HipError) as ei:
-            hip.hipStreamGetCaptureInfo(hip.hipStreamLegacy)
+            info(hip.hipStreamLegacy)
         assert ei.value.error == hip.hipError_t.hipErrorStreamCaptureImplicit
     assert hip.hipStreamIsCapturing(stream) == hip.hipStreamCaptureStatusActive
     hip.hipMemcpyAsync(a_d, a_h, NBYTES, hip.hipMemcpyHostToDevice, stream)
@@ -32,8 +35,8 @@ def test_Unit_hipStreamGetCaptureInfo_hipStreamLegacy_CaptureInfo(mod, section):
     hip.hipMemcpyAsync(c_h, c_d, NBYTES, hip.hipMemcpyDeviceToHost, stream)
     graph = hip.hipStreamEndCapture(stream)
     assert graph is not None
-    if section == "hipStreamGetCaptureInfo with hipStreamLegacy after End capture":
-        hip.hipStreamGetCaptureInfo(hip.hipStreamLegacy)        # hipSuccess: returns without raising
+    if section.endswith("after End capture"):
+        info(hip.hipStreamLegacy)                               # hipSuccess: returns without raising
     exe = hip.hipGraphInstantiate(graph)
     hip.hipGraphLaunch(exe, stream_for_graph)
     hip.hipStreamSynchronize(stream_for_graph)

@@ -1,0 +1,19 @@
+"""hipUserObjectRetain: argument checks."""
+import pytest
+
+from hostside import hip
+from tests.upstream.hip.graph._common import expect_error
+from tests.upstream.hip.graph._userobj_common import Destroyed
+
+UPSTREAM = "ROCm/hip-tests:catch/unit/graph/hipUserObjectRetain.cc"
+
+
+@pytest.mark.parametrize("section", ["null_object", "count_0", "count_INT_MAX"])
+def test_Unit_hipUserObjectRetain_Negative(mod, section):
+    h = hip.hipUserObjectCreate(0, Destroyed(), 1, hip.hipUserObjectNoDestructorSync)
+    if section == "null_object":
+        expect_error(hip.hipError_t.hipErrorInvalidValue, hip.hipUserObjectRetain, None, 1)
+    elif section == "count_0":
+        expect_error(hip.hipError_t.hipErrorInvalidValue, hip.hipUserObjectRetain, h, 0)
+    else:
+        hip.hipUserObjectRetain(h, 2 ** 31 - 1)
