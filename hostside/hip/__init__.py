@@ -79,6 +79,8 @@ from ._ordered import (hipDeviceGetDefaultMemPool, hipDeviceGetMemPool, hipFreeA
                        hipMemPoolGetAttribute, hipMemPoolReuseAllowInternalDependencies,
                        hipMemPoolReuseAllowOpportunistic, hipMemPoolReuseFollowEventDependencies,
                        hipMemPoolSetAttribute, hipMemPoolTrimTo)
+from ._mempool import *  # noqa: F401,F403 -- created pools; its __all__ is added to ours below
+from ._mempool import __all__ as _mempool_all
 from ._misc import (hipChooseDevice, hipDeviceGetByPCIBusId, hipDeviceGetCacheConfig, hipDeviceGetLimit,
                     hipDeviceGetName, hipDeviceGetPCIBusId, hipDeviceLmemResizeToMax, hipDeviceMapHost,
                     hipDeviceScheduleAuto, hipDeviceScheduleBlockingSync, hipDeviceScheduleMask, hipDeviceScheduleSpin,
@@ -104,6 +106,7 @@ from ._graph_build import (hipGraphAddDependencies, hipGraphAddEmptyNode, hipGra
                            hipGraphNodeGetDependencies, hipGraphNodeGetDependentNodes, hipGraphNodeGetType,
                            hipGraphRemoveDependencies)
 from ._graph_build import hipGraphAddChildGraphNode, hipGraphChildGraphNodeGetGraph, hipGraphClone
+from ._graph_params import hipGraphDestroyNode, hipGraphNodeFindInClone
 from ._capture_rules import hipThreadExchangeStreamCaptureMode
 from ._libtrace import hdemuTraceLibraryCall
 from ._capture import (hipEventRecordWithFlags, hipStreamBeginCapture, hipStreamEndCapture, hipStreamGetCaptureInfo,
@@ -111,6 +114,17 @@ from ._capture import (hipEventRecordWithFlags, hipStreamBeginCapture, hipStream
 from ._graph_api import (hipGraphExec_t, hipGraphExecDestroy, hipGraphExecKernelNodeSetParams, hipGraphInstantiate,
                          hipGraphInstantiateWithFlags, hipGraphLaunch, hipGraphNodeGetEnabled, hipGraphNodeSetEnabled,
                          hipGraphUpload)
+from ._capture_more import (hipGraphExecGetFlags, hipGraphInstantiateError, hipGraphInstantiateFlagAutoFreeOnLaunch,
+                            hipGraphInstantiateFlagDeviceLaunch, hipGraphInstantiateFlagUpload,
+                            hipGraphInstantiateFlagUseNodePriority, hipGraphInstantiateInvalidStructure,
+                            hipGraphInstantiateMultipleDevicesNotSupported,
+                            hipGraphInstantiateNodeOperationNotSupported, hipGraphInstantiateParams,
+                            hipGraphInstantiateResult, hipGraphInstantiateSuccess, hipGraphInstantiateWithParams,
+                            hipStreamAddCaptureDependencies, hipStreamBeginCaptureToGraph,
+                            hipStreamGetCaptureInfo_v2, hipStreamSetCaptureDependencies,
+                            hipStreamUpdateCaptureDependencies)
+from ._userobj import (hipGraphReleaseUserObject, hipGraphRetainUserObject, hipGraphUserObjectMove, hipUserObject_t,
+                       hipUserObjectCreate, hipUserObjectNoDestructorSync, hipUserObjectRelease, hipUserObjectRetain)
 
 __all__ = [
     # kernel authors (shm_layout.kernels)
@@ -169,6 +183,8 @@ __all__ = [
     "hipMemPoolReuseFollowEventDependencies", "hipMemPoolReuseAllowOpportunistic",
     "hipMemPoolReuseAllowInternalDependencies", "hipMemPoolAttrReleaseThreshold", "hipMemPoolAttrReservedMemCurrent",
     "hipMemPoolAttrReservedMemHigh", "hipMemPoolAttrUsedMemCurrent", "hipMemPoolAttrUsedMemHigh",
+    # created memory pools (_mempool)
+    *_mempool_all,
     # the smaller calls (_misc)
     "hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipDeviceGet", "hipDeviceComputeCapability",
     "hipMemPtrGetInfo", "hipSetDeviceFlags", "hipGetDeviceFlags",
@@ -195,6 +211,8 @@ __all__ = [
     "hipGraphNodeGetType", "hipGraphNodeGetDependencies", "hipGraphNodeGetDependentNodes",
     "hipGraphKernelNodeGetParams", "hipGraphKernelNodeSetParams", "hipGraphDebugDotPrint", "hipGraphClone",
     "hipGraphAddChildGraphNode", "hipGraphChildGraphNodeGetGraph",
+    # node destruction and clone lookup (_graph_params)
+    "hipGraphDestroyNode", "hipGraphNodeFindInClone",
     # stream capture (_capture_rules)
     "hipThreadExchangeStreamCaptureMode",
     # stream capture (_capture)
@@ -204,6 +222,17 @@ __all__ = [
     "hipGraphExec_t", "hipGraphInstantiate", "hipGraphInstantiateWithFlags", "hipGraphLaunch",
     "hipGraphExecDestroy", "hipGraphExecKernelNodeSetParams", "hipGraphNodeSetEnabled", "hipGraphNodeGetEnabled",
     "hipGraphUpload",
+    # more stream capture, instantiate with params (_capture_more)
+    "hipStreamGetCaptureInfo_v2", "hipStreamUpdateCaptureDependencies", "hipStreamAddCaptureDependencies",
+    "hipStreamSetCaptureDependencies", "hipStreamBeginCaptureToGraph", "hipGraphInstantiateParams",
+    "hipGraphInstantiateResult", "hipGraphInstantiateSuccess", "hipGraphInstantiateError",
+    "hipGraphInstantiateInvalidStructure", "hipGraphInstantiateNodeOperationNotSupported",
+    "hipGraphInstantiateMultipleDevicesNotSupported", "hipGraphInstantiateFlagAutoFreeOnLaunch",
+    "hipGraphInstantiateFlagUpload", "hipGraphInstantiateFlagDeviceLaunch", "hipGraphInstantiateFlagUseNodePriority",
+    "hipGraphInstantiateWithParams", "hipGraphExecGetFlags",
+    # user objects (_userobj)
+    "hipUserObject_t", "hipUserObjectNoDestructorSync", "hipGraphUserObjectMove", "hipUserObjectCreate",
+    "hipUserObjectRetain", "hipUserObjectRelease", "hipGraphRetainUserObject", "hipGraphReleaseUserObject",
     # hdemu's own: a library's calls in the trace (_libtrace)
     "hdemuTraceLibraryCall",
 ]

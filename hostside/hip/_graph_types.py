@@ -193,6 +193,8 @@ class hipGraph_t:
         self.destroyed = False
         self.gid = next(self._ids)
         self.lock = threading.Lock()
+        self.next_id = 0                # node ids stay unique after hipGraphDestroyNode
+        self.original = None            # the graph this one is a clone of (hipGraphNodeFindInClone)
 
     def _add(self, ntype, deps, spec) -> hipGraphNode_t:
         deps = _node_list(deps, "dependencies")
@@ -204,7 +206,9 @@ class hipGraph_t:
                 _raise(hipError_t.hipErrorInvalidValue, f"dependency {d!r} is listed twice")
             seen.add(id(d))
         with self.lock:
-            n = hipGraphNode_t(self, len(self.nodes), ntype, spec)
+            nid = max(self.next_id, self.nodes[-1].id + 1 if self.nodes else 0)
+            self.next_id = nid + 1
+            n = hipGraphNode_t(self, nid, ntype, spec)
             n.deps = list(deps)
             for d in deps:
                 d.succ.append(n)
@@ -226,6 +230,10 @@ def _dup_spec(n: hipGraphNode_t):
     return c
 
 
+#: called as hook(original, copy) after each graph copy (_userobj.copy_refs)
+_clone_hooks: list = []
+
+
 def _clone_graph(g: hipGraph_t) -> hipGraph_t:
     """A deep copy of ``g``: new nodes with the same ids, types and (copied) parameters, and the same
     edges in the same order. Changing one graph afterwards does not change the other."""
@@ -236,6 +244,9 @@ def _clone_graph(g: hipGraph_t) -> hipGraph_t:
             m[n].deps = [m[d] for d in n.deps]
             m[n].succ = [m[x] for x in n.succ]
         c.nodes = [m[n] for n in g.nodes]
+        c.next_id, c.original = g.next_id, g
+    for hook in _clone_hooks:           # _userobj: the copy owns references to the graph's user objects
+        hook(g, c)
     return c
 
 
@@ -267,12 +278,12 @@ def _node(g, n) -> hipGraphNode_t:
 
 
 def _any_node(node) -> hipGraphNode_t:
-    if not isinstance(node, hipGraphNode_t):
+    if not isinstance(node, hipGraphNode_t) or node.graph is None:     # None: destroyed
         _raise(hipError_t.hipErrorInvalidValue, f"node must be a hipGraphNode_t, not {node!r}")
     return node
 
 
 def _kernel_node(node) -> hipGraphNode_t:
-    if not isinstance(node, hipGraphNode_t) or node.type != _T.hipGraphNodeTypeKernel:
+    if not isinstance(node, hipGraphNode_t) or node.graph is None or node.type != _T.hipGraphNodeTypeKernel:
         _raise(hipError_t.hipErrorInvalidValue, f"node must be a kernel node, not {node!r}")
     return node
