@@ -144,16 +144,9 @@ def hipStreamEndCapture(stream) -> hipGraph_t:
     cap._finish()
     if cap.status != hipStreamCaptureStatusActive:
         _raise(hipError_t.hipErrorStreamCaptureInvalidated, f"capture {cap.id} was invalidated ({cap.why})")
-    # every captured node must be joined back into the origin stream's leaves
-    joined, todo = set(), list(cap.leaves[s])
-    while todo:
-        n = todo.pop()
-        if id(n) not in joined:
-            joined.add(id(n))
-            todo.extend(n.deps)
-    # as CLR: nodes added by hand, and those a hipStreamSetCaptureDependencies dropped (with what they
-    # depend on), need not be joined
-    todo = list(cap.removed)
+    # every captured node must be joined back into the origin stream's leaves; as CLR, nodes added by
+    # hand, and those a hipStreamSetCaptureDependencies dropped (with what they depend on), need not be
+    joined, todo = set(), list(cap.leaves[s]) + list(cap.removed)
     while todo:
         n = todo.pop()
         if id(n) not in joined:
