@@ -91,28 +91,46 @@ class TaskRings:
         its lane dead). ``prev``: the queue's previous dispatch id, 0 for none (see the module)."""
         if engine >= len(self.rings):
             return False
+        return self.emitter(engine)(did, kobj, start, end, fetch, prev, grid[0], grid[1], grid[2], karg, ptype)
+
+    def emitter(self, engine: int):
+        """``emit`` for one engine, as a function of its own: the engine's hot path calls it once per
+        packet (``emit(did, kobj, start, end, fetch, prev, gx, gy, gz, karg, ptype)``), with the ring's
+        offsets and the shared views bound in the closure instead of looked up per call."""
+        if not 0 <= engine < len(self.rings):
+            raise ValueError(f"engine {engine} has no task ring (the agent has {len(self.rings)} AQL engines)")
         events, hi, wake, i_role = self.rings[engine]
-        c64 = self.c64
-        tail = c64[hi + TAIL]
-        # the consumer's head as last read: read again only when the ring looks full by it (the
-        # consumer's cache line stays where it is while the ring has room)
-        if tail - self.heads[engine] >= _RING:
-            self.heads[engine] = c64[hi + HEAD]
-        if tail - self.heads[engine] >= _RING or (i_role >= 0 and self.boot32[i_role] == L.ROLE_DEAD):
-            c64[hi + DROPPED] = (c64[hi + DROPPED] + 1) & 0xFFFFFFFFFFFFFFFF
-            return False
-        if prev == 0 and not 0 < did < _QUEUE0_END:
-            prev = D.NO_PREV_DID
-        EVENT.pack_into(self.buf, events + (tail % _RING) * EVENT_BYTES, did, kobj, start, end, fetch,
-                        prev, grid[0], grid[1], grid[2], len(karg), ptype, karg)
-        c64[hi + TAIL] = tail + 1
-        if end - self.woke_ns[engine] >= WAKE_EVERY_NS:     # the packet's end time is the clock
-            self.woke_ns[engine] = end
-            self.unwoken[engine] = False
-            wake()
-        else:
-            self.unwoken[engine] = True
-        return True
+        c64, buf, boot32, pack = self.c64, self.buf, self.boot32, EVENT.pack_into
+        heads, unwoken, woke_ns = self.heads, self.unwoken, self.woke_ns
+        i_head, i_tail, i_dropped = hi + HEAD, hi + TAIL, hi + DROPPED
+        dead, no_prev = L.ROLE_DEAD, D.NO_PREV_DID
+
+        def emit(did, kobj, start, end, fetch, prev, gx, gy, gz, karg, ptype) -> bool:
+            tail = c64[i_tail]
+            # the consumer's head as last read: read again only when the ring looks full by it (the
+            # consumer's cache line stays where it is while the ring has room)
+            if tail - heads[engine] >= _RING:
+                heads[engine] = c64[i_head]
+                if tail - heads[engine] >= _RING:
+                    c64[i_dropped] = (c64[i_dropped] + 1) & 0xFFFFFFFFFFFFFFFF
+                    return False
+            if i_role >= 0 and boot32[i_role] == dead:
+                c64[i_dropped] = (c64[i_dropped] + 1) & 0xFFFFFFFFFFFFFFFF
+                return False
+            if prev == 0 and not 0 < did < _QUEUE0_END:
+                prev = no_prev
+            pack(buf, events + (tail % _RING) * EVENT_BYTES, did, kobj, start, end, fetch, prev, gx, gy, gz,
+                 len(karg), ptype, karg)
+            c64[i_tail] = tail + 1
+            if end - woke_ns[engine] >= WAKE_EVERY_NS:     # the packet's end time is the clock
+                woke_ns[engine] = end
+                unwoken[engine] = False
+                wake()
+            else:
+                unwoken[engine] = True
+            return True
+
+        return emit
 
     def wake(self, engine: int) -> None:
         """Notify the consumer of ``engine``'s ring if events were published since its last notify.

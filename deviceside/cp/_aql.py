@@ -114,6 +114,8 @@ class AqlEngine(RingEngine):
         self.counters = cp.counters
         self.trace = cp.trace
         self.dfx = cp.dfx
+        #: the engine's task-ring publisher (profiling, mode real), or None
+        self.emit = cp.dfx.emitter(engine) if cp.dfx is not None else None
         self.check_signal = cp.check_signal
         self.complete_signal = cp.complete_signal
         self.signal_value = cp.signal_value
@@ -123,8 +125,8 @@ class AqlEngine(RingEngine):
     def run_dispatch(self, qs: QueueState, idx: int, off: int) -> None:
         (_h, setup, wx, wy, wz, _r0, gx, gy, gz, priv, grp, kobj, karg, r2, sig) = \
             _PKT.unpack_from(self.buf, off)
-        dfx = self.dfx
-        fetch = _now() if dfx is not None else 0
+        emit = self.emit
+        fetch = _now() if emit is not None else 0
         dims = setup & 3
         # one test for the common case (the fields are unsigned: a product is 0 iff a dimension is)
         if not (dims and 0 < wx * wy * wz <= MAX_WORKGROUP_ITEMS and 0 < gx * gy * gz <= MAX_GRID_ITEMS):
@@ -187,9 +189,9 @@ class AqlEngine(RingEngine):
             tr.record_span(_EV_BEGIN, _EV_END, engine, did, kobj, start, end)
         if cst is not None:
             self.counters.finish(cst, grid, block, grp, priv, did)
-        if dfx is not None:
-            kb = bytes(kbuf[koff:koff + min(size, _TASK_KARG_BYTES)]) if size else b""
-            dfx.emit(engine, did, kobj, start, end, fetch, qs.last_did, grid, kb, _DISPATCH)
+        if emit is not None:
+            emit(did, kobj, start, end, fetch, qs.last_did, gx, gy, gz,
+                 bytes(kbuf[koff:koff + min(size, _TASK_KARG_BYTES)]) if size else b"", _DISPATCH)
         qs.last_did = did
         if slot >= 0:                               # complete_signal, inline (the hot path)
             s64 = self.s64
@@ -221,8 +223,8 @@ class AqlEngine(RingEngine):
         did = qs.did_base | (idx & DISPATCH_INDEX_MASK)
         if self.trace:
             self.trace.record(L.EV_BARRIER_END, self.engine, did, ptype, now)
-        if self.dfx is not None:
-            self.dfx.emit(self.engine, did, 0, now, now, now, qs.last_did, (0, 0, 0), b"", ptype)
+        if self.emit is not None:
+            self.emit(did, 0, now, now, now, qs.last_did, 0, 0, 0, b"", ptype)
         qs.last_did = did
         if slot >= 0:
             self.complete_signal(slot, now, now)

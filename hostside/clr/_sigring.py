@@ -4,13 +4,14 @@ the backpressure wait of a host a ring ahead of its device."""
 from __future__ import annotations
 
 import logging
+import time
 
 from shm_layout import layouts as L
 from shm_layout.sync import wait_until
 
 from ..hsa import HsaError
 
-__all__ = ["SignalRing", "SIGNALS_PER_STREAM", "BACKPRESSURE_WAIT_S", "BACKPRESSURE_SPIN_S"]
+__all__ = ["SignalRing", "SIGNALS_PER_STREAM", "BACKPRESSURE_WAIT_S", "BACKPRESSURE_NAP_S"]
 _log = logging.getLogger("hdemu.clr")
 
 #: Completion signals per stream: a command's signal is reused this many commands later, once it and
@@ -19,9 +20,9 @@ SIGNALS_PER_STREAM = 256
 #: A ring stops growing before SIGNALS_PER_STREAM when its process holds half of the platform's
 #: signals, but never below this many slots (``_peek_signal``).
 _RING_MIN = 16
-#: Backpressure (``_drain_wait``): at most this long, after this long a spin; rings below the minimum skip it.
+#: Backpressure (``_drain_wait``): at most this long, in naps of this long; rings below the minimum skip it.
 BACKPRESSURE_WAIT_S = 2e-3
-BACKPRESSURE_SPIN_S = 20e-6
+BACKPRESSURE_NAP_S = 100e-6
 _BACKPRESSURE_MIN = 16
 
 
@@ -73,14 +74,24 @@ class SignalRing:
         return s
 
     def _drain_wait(self, far) -> None:
-        """Backpressure (the host is a ring ahead): sleep until ``far``, the signal a quarter ring on
-        (a later command), reads 0, for at most ``BACKPRESSURE_WAIT_S``, instead of spinning for one
+        """Backpressure (the host is a ring ahead): nap until ``far``, the signal a quarter ring on (a
+        later command), reads 0, for at most ``BACKPRESSURE_WAIT_S``, instead of spinning for one
         command after another; the bound keeps a command only the host can let through (a gate it
-        opens later) from holding it up. The caller then waits for the slot itself."""
+        opens later) from holding it up. The caller then waits for the slot itself.
+
+        The naps are plain sleeps, not a futex wait on ``far``: a host that sleeps as a waiter makes
+        the command processor pay a futex wake (a system call, and a sleeping process woken) on the
+        packet that completes ``far``, once per quarter ring, on the engine thread that is the
+        pipeline's bottleneck here. A quarter ring is far more device work than one nap, so napping
+        costs the device nothing: the ring stays ahead of it."""
         self.flush()
         s64, i = self._s64, far._i
-        wait_until(lambda: not s64[i], far.addr + L.SIG_WAKE, BACKPRESSURE_WAIT_S, spin_s=BACKPRESSURE_SPIN_S,
-                   slice_s=BACKPRESSURE_WAIT_S, check=self.check)
+        if not s64[i]:
+            return
+        deadline = time.monotonic() + BACKPRESSURE_WAIT_S
+        while s64[i] and time.monotonic() < deadline:
+            time.sleep(BACKPRESSURE_NAP_S)
+        self.check()
 
     def _next_signal(self):
         """The next completion signal of the ring, set to 1 (waits while the rule forbids reusing it)."""
