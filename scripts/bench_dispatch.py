@@ -282,8 +282,9 @@ def bench_profiling(hip, launches: int, partner_first: bool) -> tuple[float, flo
         acc = {}
         try:
             with open(os.path.join(out, "accounting.json")) as fh:
-                pools = json.load(fh)["pools"]
-            acc = {k: sum(p[k] for p in pools) for k in ("total", "collected", "dropped")}
+                doc = json.load(fh)
+            acc = {k: sum(p[k] for p in doc["pools"]) for k in ("total", "collected", "dropped")}
+            acc["task_events_dropped"] = sum(ln.get("task_events_dropped", 0) for ln in doc.get("lanes", []))
         except (OSError, KeyError, ValueError, TypeError):
             pass
     finally:
@@ -337,7 +338,7 @@ def main(argv=None) -> int:
     for k in rounds[0]:
         if k != "n_devices" and all(k in f for f in rounds):
             r[k] = statistics.median(f[k] for f in rounds)
-    acc = {k: sum(a.get(k, 0) for a in accs) for k in ("total", "collected", "dropped")} if accs else {}
+    acc = {k: sum(a.get(k, 0) for a in accs) for k in ("total", "collected", "dropped", "task_events_dropped")} if accs else {}
     r["mpqueue_roundtrip_p50_us"] = bench_mpqueue(args.samples)
     r = {k: round(v, 3) for k, v in r.items()}     # the other ratios are taken of the figures as reported
     r["roundtrip_vs_mpqueue"] = r["roundtrip_p50_us"] / r["mpqueue_roundtrip_p50_us"]
@@ -368,7 +369,7 @@ def main(argv=None) -> int:
     info("null_roundtrip_p50_us", r["null_roundtrip_p50_us"], ".2f", "(legacy null stream)")
     info("profiling_launches_per_s", r["profiling_launches_per_s"], ",.0f",
          f"(DFX on; records {acc.get('collected', '?')} collected of {acc.get('total', '?')}, "
-         f"{acc.get('dropped', '?')} dropped)")
+         f"{acc.get('dropped', '?')} dropped, {acc.get('task_events_dropped', '?')} task events dropped)")
     info("profiling_partner_launches_per_s", r["profiling_partner_launches_per_s"], ",.0f",
          "(DFX off, the platform started beside the profiled one)")
     info("mpqueue_roundtrip_p50_us", r["mpqueue_roundtrip_p50_us"], ".1f", "(peer: multiprocessing.Queue, spawn)")

@@ -216,6 +216,10 @@ class Platform:
         for im in acc["imbalances"]:     # the end-of-run invariant: every imbalance, by pool, with its causes
             _log.error("DFX pool (thread %d, %s): %d records neither collected nor dropped: %s",
                        im["thread"], im["kind"], im["missing"], "; ".join(im["causes"]))
+        for ln in acc["lanes"]:          # packets that ran but were never profiled: said, not only counted
+            if ln.get("task_events_dropped"):
+                _log.warning("DFX lane %d: %d task events dropped (its task ring was full or the lane dead): those "
+                             "packets ran but have no records", ln["lane"], ln["task_events_dropped"])
         self.dfx_final = acc
         os.makedirs(self.dfx_out, exist_ok=True)
         with open(os.path.join(self.dfx_out, "accounting.json"), "w") as f:

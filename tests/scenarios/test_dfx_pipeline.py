@@ -254,6 +254,9 @@ def test_sigkilled_lane_balances_and_later_dispatches_are_counted(scenario, tmp_
     assert lanes[0]["tasks"] == before
     assert lanes[0]["task_events_dropped"] == after        # every later dispatch of its ring is counted
     assert lanes[1]["tasks"] == before + after and lanes[1]["task_events_dropped"] == 0
+    # ... and said at the end of the run, not only counted
+    assert f"DFX lane 0: {after} task events dropped" in r.stderr, r.stderr[-3000:]
+    assert "DFX lane 1:" not in r.stderr
     p0 = next(p for p in acc["pools"] if p["thread"] == 0 and p["kind"] == "aicpu_task")
     assert p0["adopted"] == before and p0["collected"] == before, p0
     assert any("dead lane" in c for c in p0["causes"]), p0
