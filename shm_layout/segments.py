@@ -133,13 +133,15 @@ class Segment:
             return False
         return True
 
-    def close(self) -> None:
-        """Unmap. Tolerates live numpy views (the mapping then goes when they are collected)."""
+    def close(self) -> bool:
+        """Unmap; True when unmapped. Tolerates live numpy views: False, and the mapping goes when
+        they are collected."""
         self.u8 = None
         try:
             self.buf.close()
         except BufferError:
-            pass
+            return False
+        return True
 
     def unlink(self) -> None:
         if not self.owner:

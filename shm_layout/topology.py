@@ -246,9 +246,12 @@ class PlatformMap:
     def state(self) -> int:
         return int(self.boot_hdr["state"][0])
 
-    def close(self) -> None:
+    def close(self) -> bool:
+        """Unmap every segment; True when all are unmapped (see ``Segment.close``)."""
+        done = True
         for s in self.segs.values():
-            s.close()
+            done = s.close() and done
+        return done
 
     def signal_slot(self, handle: int) -> int:
         """Slot index of a signal handle, or -1 when the handle is not a valid signal."""

@@ -276,5 +276,10 @@ def hipDeviceSynchronize() -> None:
 
 
 def hipDeviceReset() -> None:
-    """Tear down this process's runtime (and its embedded platform, if it owns one)."""
+    """Tear down this process's runtime (and its embedded platform, if it owns one).
+
+    The runtime's mappings of the platform's segments are dropped here, so an embedded platform's
+    memory (device memory included) goes back to /dev/shm at the call, not at exit. A stream, event
+    or module handle the program keeps past the reset still holds views of the old platform until it
+    is dropped; using one is an error."""
     _reset()

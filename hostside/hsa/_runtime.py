@@ -18,6 +18,7 @@ no ``HDEMU_PLATFORM``) calls it to start an embedded platform.
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import os
 import threading
@@ -208,6 +209,7 @@ class Runtime:
         self.code_objects: list[CodeObject] = []
         self.async_handler = AsyncHandler(self)
         self.closed = False
+        self.unmapped = False           # shutdown could unmap every segment at once
         atexit.register(self.shutdown)
 
     # -- liveness ----------------------------------------------------------------------------------
@@ -320,6 +322,10 @@ class Runtime:
         if self.closed:
             return
         self.closed = True
+        # the exit hook held this runtime (its mappings of every segment, device memory included)
+        # for the life of the process: a program that resets the device again and again kept each
+        # platform's deleted segments mapped, and their memory in /dev/shm, until it exited
+        atexit.unregister(self.shutdown)
         self.async_handler.stop()
         for q in list(self.queues):
             try:
@@ -333,7 +339,7 @@ class Runtime:
             self.platform.stop(trace_out=trace_out)
         else:
             self._release_shared()
-        self.pm.close()
+        self.unmapped = self.pm.close()
 
     def _release_shared(self) -> None:
         """Give back what this process holds on a platform that outlives it."""
@@ -380,5 +386,12 @@ def shutdown() -> None:
     global _runtime
     with _runtime_lock:
         if _runtime is not None:
-            _runtime.shutdown()
-            _runtime = None
+            rt, _runtime = _runtime, None
+            rt.shutdown()
+            if not rt.unmapped:
+                # a mapping with live numpy views cannot be unmapped at once; the views sit in
+                # reference cycles of the runtime's objects (streams, tables, pools): collect them
+                # now, so that the segments' memory (device memory included) goes back to /dev/shm
+                # at the reset, not at some later collection
+                del rt
+                gc.collect()

@@ -1,0 +1,59 @@
+"""hipDeviceReset (hsa shutdown) gives a platform's memory back: no mapping of its segments is left.
+
+An embedded platform's segments are unlinked at teardown, but a deleted file that is still mapped
+keeps its memory in /dev/shm. The exit hook of each runtime used to hold it (and with it every
+mapping, device memory included) until the process ended, so a program that reset the device again
+and again grew by a whole platform per reset. The program runs in its own process so that nothing of
+the test session holds a runtime. (A stream or event handle the program keeps past the reset still
+holds views of the old platform until it is dropped, as the README says.)
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.paths import ROOT
+
+PROGRAM = r"""
+import json, os, sys
+from hostside import hip
+
+def mapped():
+    # fds and mappings of hdemu segments of this process (the mmap module dups each segment's fd)
+    fds = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds += "/hdemu-" in os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    with open("/proc/self/maps") as f:
+        maps = sum("/hdemu-" in line for line in f)
+    return fds, maps
+
+seen = []
+for i in range(4):
+    p = hip.hipMalloc(1 << 20)
+    s = hip.hipStreamCreate()
+    hip.hipMemsetAsync(p, 7, 1 << 20, s)
+    hip.hipStreamSynchronize(s)
+    during = mapped()
+    del s                          # a handle kept past the reset keeps its runtime's views (docs)
+    hip.hipDeviceReset()           # the allocation is gone with the device
+    seen.append({"during": during, "after": mapped()})
+print(json.dumps(seen))
+"""
+
+
+def test_device_reset_leaves_no_mapping_of_the_platform_segments():
+    env = dict(os.environ)
+    for var in ("HDEMU_PLATFORM", "HDEMU_CONFIG"):
+        env.pop(var, None)
+    r = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=120,
+                       cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    seen = json.loads(r.stdout.strip().splitlines()[-1])
+    for i, s in enumerate(seen):
+        assert s["during"][1] > 0, s              # the platform was mapped while in use (the test can fail)
+        assert s["after"] == [0, 0], f"reset {i}: {s['after'][0]} fds and {s['after'][1]} mappings left"
