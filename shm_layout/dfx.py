@@ -146,7 +146,7 @@ task_event = checked_dtype("task_event", [
     ("fetch", "<u8", 32), ("prev_did", "<u8", 40),
     ("grid", ("<u4", (3,)), 48), ("karg_len", "<u2", 60), ("ptype", "<u2", 62),
     ("karg", "S64", 64)], itemsize=128)
-TASK_RING = 4096
+TASK_RING = 8192
 #: Head of one device-local task ring in dfxctl (single producer: its CP engine; single consumer:
 #: AICPU thread ring % T). ``TASK_RING`` task_events follow; event ``i`` sits at ``i % TASK_RING``.
 #: Full when ``tail - head >= TASK_RING``: the CP drops the event and counts it in ``dropped``.

@@ -35,10 +35,17 @@ TASK_IDLE_SLICE_S = 0.25
 #: batch and the less numpy work per event (``on_tasks`` costs some tens of array operations per batch,
 #: whatever its size: about 1.9 us per task at 400 tasks a batch, 1.6 at 1,000). The rings hold
 #: ``TASK_RING`` events: at 500,000 packets a second on one engine (more than an engine dispatches) a
-#: ring fills in 8 ms, more than this nap. (10 ms was tried: beside two CPU-bound processes the
+#: ring fills in 16 ms, three naps. (With 4,096 and no catch-up, ``TASK_CATCH_UP``, a profiled
+#: benchmark round at 300,000 dispatches a second once dropped 1,296 events: a lane descheduled
+#: past one nap on two busy cores.) (10 ms was tried: beside two CPU-bound processes the
 #: backpressure study's one-buffer lane then showed no stall in 1 run of 5, 0 of 6 at 5 ms, and its runs
 #: took half as long again.)
 TASK_BATCH_S = 5e-3
+#: A poll that found this many events on one ring (the thread is a good part of a ring behind: it was
+#: descheduled, or held at a gate) skips the nap and polls again at once, so that it catches up before
+#: the ring fills and the command processor drops events (``TASK_RING`` / 2: a steady stream at the
+#: highest dispatch rates measured here fills about a quarter of a ring in one nap).
+TASK_CATCH_UP = D.TASK_RING // 2
 #: From this many events on, a poll turns them into records with whole-array operations (``on_tasks``);
 #: fewer go one by one (``on_task``).
 TASK_BATCH_MIN = 4
@@ -96,6 +103,7 @@ class AicpuThread(GatedThread):
         self.pmu_counters = g.rec_dtype[D.K_PMU]["counters"].shape[0]
         self.records = 0
         self.tasks = 0
+        self.poll_peak = 0      # the most events the last poll found on one ring (run_real's catch-up)
 
     # -- writing records -------------------------------------------------------------------------------
     def write(self, k: int, recs: np.ndarray, park: bool = True) -> None:
@@ -320,13 +328,15 @@ class AicpuThread(GatedThread):
         tail further ahead than that is not the producer's); returns how many."""
         c64 = self.lane.c64
         buf = self.lane.ctl.buf
-        n = 0
+        n = peak = 0
         eb = R.EVENT_BYTES
         for (events, hi), raw in zip(self.rings, self.ring_bytes):
             head, tail = c64[hi + R.HEAD], c64[hi + R.TAIL]
             if head >= tail:
                 continue
             k = min(tail - head, D.TASK_RING)
+            if k > peak:
+                peak = k
             if k < TASK_BATCH_MIN:
                 for _ in range(k):
                     self.on_task(R.EVENT.unpack_from(buf, events + (head % D.TASK_RING) * R.EVENT_BYTES))
@@ -346,6 +356,7 @@ class AicpuThread(GatedThread):
             n += k
         if n:
             self.lane.publish_progress()      # `hdemu status` shows the tasks as the lane goes
+        self.poll_peak = peak
         return n
 
     def has_tasks(self) -> bool:
@@ -367,7 +378,8 @@ class AicpuThread(GatedThread):
                 break
             if n:
                 self.wake_collector_due()
-                time.sleep(TASK_BATCH_S)      # tasks flow: take the next ones as a batch (TASK_BATCH_S)
+                if self.poll_peak < TASK_CATCH_UP:
+                    time.sleep(TASK_BATCH_S)  # tasks flow: take the next ones as a batch (TASK_BATCH_S)
                 continue
             self.wake_collector()             # idle: the collector takes what was published
             if not wait_until(lambda: self.has_tasks() or int(ctl["stop"][0]), self.wake, TASK_IDLE_SLICE_S,
