@@ -23,10 +23,13 @@ Graph branches (``VirtualGPU.aux_queue``) never share: they take a free slot und
 Staging buffers for pageable copies are the process's too (``StagingPool``), as ROCclr keeps its
 transfer buffers per device: a synchronous pageable copy holds one only while it runs (it returns once
 its last chunk has landed), so a program needs as many as it runs such copies at once, not one per
-stream. An asynchronous host-to-device copy that fits one buffer returns once the host data is in the
-buffer (as CLR's staged hipMemcpyAsync): the buffer stays lent until the copy's completion signal reads
-0 (``release_after``), and at most ``max_buffers`` exist, so a pipeline that never synchronises runs
-at most that many such copies ahead of the device (the next one waits for the oldest to land).
+stream. An asynchronous host-to-device copy that fits one buffer (hipMemcpyAsync, and the pitched
+hipMemcpy2DAsync / hipMemcpy3DAsync: ``_staging``) returns once the host data is in the buffer (as
+CLR's staged copies): the buffer stays lent until the copy's completion signal reads 0
+(``release_after``), and at most ``max_buffers`` exist, so a pipeline that never synchronises runs at
+most that many such copies ahead of the device (the next one waits for the oldest to land, bounded by
+the runtime's wait timeout: behind a stream wait that only the calling thread would release, it runs
+out, where CLR's per-stream staging chunks wait without a bound).
 """
 from __future__ import annotations
 

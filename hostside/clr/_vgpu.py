@@ -47,7 +47,7 @@ still INVALID (a bad argument or dimension raises here), and only then is the si
 reserved and the header published. A rejected command leaves the stream exactly as it was.
 
 Pageable host memory (numpy arrays, bytes) is copied through staging buffers in fine-grained
-system memory, as ROCclr does for unpinned memory.
+system memory, as ROCclr does for unpinned memory (``_staging.StagedCopies``, a base of ``VirtualGPU``).
 """
 from __future__ import annotations
 
@@ -65,6 +65,7 @@ from ..hsa import HSA_SIGNAL_CONDITION_EQ, HostWaitTimeout, HsaError, Queue, Run
 from ._dispatch import Dispatch, check_dispatch
 from ._qpool import pool_of, staging_of
 from ._sigring import SIGNALS_PER_STREAM, SignalRing
+from ._staging import StagedCopies
 
 __all__ = ["VirtualGPU", "Dispatch", "set_interceptor", "interceptor", "set_copy_fence", "copy_fence",
            "SIGNALS_PER_STREAM", "STAGING_BYTES", "KERNEL_HEADER", "MARKER_HEADER"]
@@ -131,7 +132,7 @@ def copy_fence():
     return _copy_fence
 
 
-class VirtualGPU(SignalRing):
+class VirtualGPU(SignalRing, StagedCopies):
     def __init__(self, rt: Runtime, agent: int, queue_size: int = 1024):
         self.rt = rt
         self.agent = agent
@@ -479,61 +480,6 @@ class VirtualGPU(SignalRing):
         elements): one SDMA packet."""
         return self._sdma(L.SDMA_TYPE_FILL_RECT, {"dst": dst, "size": width * rows, "fill_value": value,
                                                   "fill_width": elem, "rect": (width, rows, 0, pitch)})
-
-    # -- pageable copies through staging -----------------------------------------------------------
-    def copy_from_host(self, dst: int, data: np.ndarray, wait: bool = True) -> None:
-        """Pageable host -> device. ``wait`` (hipMemcpy): returns once the copy has landed. Without it
-        (hipMemcpyAsync), a copy that fits one staging buffer returns once the data is in the buffer,
-        which stays lent until the copy completes (``StagingPool.release_after``); a larger one
-        returns once its last chunk has landed, as with ``wait``. Holds the stream lock throughout."""
-        src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        with self.lock:
-            staging = self.staging.acquire()
-            try:
-                stage, half = staging[0], staging[1] // 2
-                if not wait and len(src) <= staging[1]:
-                    self.rt.host_view(stage, len(src))[:] = src
-                    s = self.copy(dst, stage, len(src))
-                    self.flush()
-                    self.staging.release_after(staging, s)
-                    return
-                pos, k = 0, 0
-                last = [None, None]
-                while pos < len(src):
-                    n = min(half, len(src) - pos)
-                    buf = stage + (k & 1) * half
-                    if last[k & 1] is not None:          # the half is reused: its previous copy must be done
-                        self.sync_signal(last[k & 1])
-                    self.rt.host_view(buf, n)[:] = src[pos:pos + n]
-                    last[k & 1] = self.copy(dst + pos, buf, n)
-                    pos += n
-                    k += 1
-                if self.last_signal is not None:
-                    self.sync_signal(self.last_signal)
-            except BaseException:
-                self.staging.discard(staging)       # a copy may still be in flight: never lent again
-                raise
-            self.staging.release(staging)
-
-    def copy_to_host(self, out: np.ndarray, src: int) -> None:
-        """Device -> pageable host; ``out`` is a writable contiguous array. Holds the stream lock and
-        a staging buffer of the process throughout."""
-        dst = out.reshape(-1).view(np.uint8)
-        with self.lock:
-            staging = self.staging.acquire()
-            try:
-                stage, half = staging[0], staging[1] // 2
-                pos = 0
-                while pos < len(dst):
-                    n = min(half, len(dst) - pos)
-                    s = self.copy(stage, src + pos, n)
-                    self.sync_signal(s)
-                    dst[pos:pos + n] = self.rt.host_view(stage, n)
-                    pos += n
-            except BaseException:
-                self.staging.discard(staging)       # a copy may still be in flight: never lent again
-                raise
-            self.staging.release(staging)
 
     # -- waits -------------------------------------------------------------------------------------
     def sync_signal(self, s) -> None:

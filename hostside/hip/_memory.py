@@ -57,13 +57,13 @@ def hipExtMallocWithFlags(size: int, flags: int = hipDeviceMallocDefault) -> int
     memory here: every device allocation is coherent for the emulated device), or hipMallocSignalMemory:
     8 bytes, zeroed, for hipStreamWaitValue / hipStreamWriteValue, in fine-grained system memory as
     CLR's (the value of an HSA signal: the host reads and writes it directly, ``host_array``); any
-    other size is hipErrorInvalidValue. Size 0 allocates nothing and returns 0; any other flag is
-    hipErrorInvalidValue."""
+    other size, 0 included, is hipErrorInvalidValue (as CLR, which checks ``sizeBytes != 8``). With the
+    other flags size 0 allocates nothing and returns 0; any other flag is hipErrorInvalidValue."""
     if flags not in (hipDeviceMallocDefault, hipDeviceMallocFinegrained, hipMallocSignalMemory,
                      hipDeviceMallocUncached) or isinstance(flags, bool):
         _raise(hipError_t.hipErrorInvalidValue, f"hipExtMallocWithFlags: flags must be hipDeviceMallocDefault, "
                                                 f"Finegrained, Uncached or hipMallocSignalMemory, not {flags!r}")
-    if flags == hipMallocSignalMemory and size not in (0, 8):
+    if flags == hipMallocSignalMemory and size != 8:
         _raise(hipError_t.hipErrorInvalidValue, f"hipExtMallocWithFlags: signal memory is 8 bytes, not {size!r}")
     if flags != hipMallocSignalMemory:
         return hipMalloc(size)

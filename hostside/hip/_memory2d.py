@@ -8,7 +8,10 @@ rectangular SDMA packet (``SDMA_TYPE_COPY_RECT`` / ``FILL_RECT``: every row, a p
 region of any height takes one ring slot and an async call never waits for ring space; pageable host
 memory goes through one staging step: a device-to-host copy reads the whole source span into a host
 buffer and scatters the rows, a host-to-device copy gathers the rows into a pinned buffer and copies
-them from there with one rectangular packet.
+them from there with one rectangular packet. An asynchronous host-to-device one whose rows fit a
+staging buffer gathers them into the stream's staging buffer instead and returns once they are there
+(``VirtualGPU.copy_rect_from_host``, as CLR's staged copies): the device copies them after the
+stream's earlier work, the caller's array may change at once.
 Host-to-host regions are copied by the host after the stream's earlier work, as the 1-D path does.
 Errors follow CLR: a bad kind is hipErrorInvalidMemcpyDirection, width over a pitch
 hipErrorInvalidPitchValue (checked after the zero-size return), a null or out-of-range pointer and
@@ -68,7 +71,10 @@ def _side(p, pitch: int, width: int, height: int, what: str):
     return _classify(p, (height - 1) * pitch + width, what)
 
 
-def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: bool) -> None:
+def _prepare2d(api, dst, dpitch, src, spitch, width, height, kind, stream):
+    """A 2-D copy's checks, in CLR's order: None for a zero width or height, else (stream, dst kind,
+    dst, src kind, src, dpitch, spitch, width, height) (``_classify``'s kinds and values, the sizes as
+    ints)."""
     try:
         kind = hipMemcpyKind(kind)
     except (ValueError, TypeError):
@@ -77,7 +83,7 @@ def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: 
     width, height = _size(width, f"{api}: width"), _size(height, f"{api}: height")
     s = _get_stream(stream)
     if width == 0 or height == 0:
-        return
+        return None
     if width > dpitch or width > spitch:
         _raise(hipError_t.hipErrorInvalidPitchValue,
                f"{api}: width {width} is over a pitch (dpitch {dpitch}, spitch {spitch})")
@@ -86,6 +92,14 @@ def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: 
     if kind != hipMemcpyKind.hipMemcpyDefault and not _kind_allows(kind, dk, d, sk, sp):
         _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"{api}: {kind.name} cannot copy from {sk} memory "
                                                           f"to {dk} memory")
+    return s, dk, d, sk, sp, dpitch, spitch, width, height
+
+
+def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: bool) -> None:
+    prep = _prepare2d(api, dst, dpitch, src, spitch, width, height, kind, stream)
+    if prep is None:
+        return
+    s, dk, d, sk, sp, dpitch, spitch, width, height = prep
     flat = dpitch == width and spitch == width
     if s.capture is not None:           # one memcpy node per row (or one for a contiguous region)
         for r in range(1 if flat else height):
@@ -113,8 +127,8 @@ def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: 
     if sk == "pageable":                           # pageable host to device
         if flat:
             v.copy_from_host(d, sp[:width * height], wait=sync)
-            return
-        _from_pageable(rt, v, d, dpitch, sp, spitch, width, height)
+        elif sync or not v.copy_rect_from_host(d, dpitch, _rows(sp, spitch, width, height)):
+            _from_pageable(rt, v, d, dpitch, sp, spitch, width, height)
         return
     # device/pinned to device/pinned: one SDMA packet (a rectangular one for pitched rows)
     sig = v.copy(d, sp, width * height) if flat else v.copy_rect(d, dpitch, sp, spitch, width, height)
@@ -122,10 +136,27 @@ def _memcpy2d(api, dst, dpitch, src, spitch, width, height, kind, stream, sync: 
         v.sync_signal(sig)
 
 
+def _staged_slices(api, dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: int, height: int,
+                   depth: int, kind, stream) -> bool:
+    """A host-asynchronous copy of ``depth`` pitched slices (3-D, slices ``dslice`` / ``sslice`` apart)
+    from pageable memory to the device, staged at once (``VirtualGPU.copy_rect_from_host``: one staging
+    buffer, one rectangular packet a slice): True once the data is staged. False, with nothing done, for
+    any other copy (other sides, capture) or one that does not fit: the caller copies slice by slice."""
+    prep = _prepare2d(api, dst, dpitch, src, spitch, width, height, kind, stream)   # slice 0's checks
+    if prep is None:
+        return True
+    s, dk, d, sk, sp, dpitch, spitch, width, height = prep
+    if sk != "pageable" or dk != "device" or s.capture is not None:
+        return False
+    rows = np.lib.stride_tricks.as_strided(sp, shape=(depth, height, width), strides=(sslice, spitch, 1),
+                                           writeable=False)
+    return s.vgpu.copy_rect_from_host(d, dpitch, rows, dslice)
+
+
 def _from_pageable(rt, v, d: int, dpitch: int, src: np.ndarray, spitch: int, width: int, height: int) -> None:
-    """Rows of pageable ``src`` to device memory: gathered into a pinned buffer, one SDMA copy per
-    row, done when this returns (as the 1-D pageable copy); row by row through staging when the host
-    pool has no room for the buffer."""
+    """Rows of pageable ``src`` to device memory, done when this returns (as the 1-D pageable copy):
+    gathered into a pinned buffer and copied by one rectangular SDMA packet; row by row through
+    staging when the host pool has no room for the buffer."""
     try:
         tmp = rt.allocate(None, width * height, L.ALLOC_HOST)
     except HsaError:
@@ -138,7 +169,9 @@ def _from_pageable(rt, v, d: int, dpitch: int, src: np.ndarray, spitch: int, wid
     except BaseException:
         try:
             v.synchronize()
-        finally:
+        except HsaError:        # the copy may still be queued (a wait that timed out): the device may
+            pass                # read tmp later, so it is left to the process (as a discarded staging buffer)
+        else:
             rt.free(tmp)
         raise
     rt.free(tmp)
@@ -158,8 +191,11 @@ def hipMemcpy2D(dst, dpitch: int, src, spitch: int, width: int, height: int, kin
 def hipMemcpy2DAsync(dst, dpitch: int, src, spitch: int, width: int, height: int, kind=hipMemcpyDefault,
                      stream=None) -> None:
     """hipMemcpy2D on ``stream``, in its order. Returns once submitted when both sides are device or
-    pinned memory; with a pageable host side it returns once the host buffer is done with (as the 1-D
-    hipMemcpyAsync). During capture: one memcpy node per row."""
+    pinned memory. From pageable host memory to the device it returns once the rows are staged (the
+    array may change right after the call), without waiting for the stream's earlier work, when they
+    fit one staging buffer (``STAGING_BYTES``, 1 MiB); a larger copy returns once it has landed. To
+    pageable host memory it returns once the data is there (as CLR). During capture: one memcpy node
+    per row."""
     _memcpy2d("hipMemcpy2DAsync", dst, dpitch, src, spitch, width, height, kind, stream, False)
 
 

@@ -15,7 +15,10 @@ Errors follow CLR and hip-tests' expectations: a zero extent does nothing (whate
 null pointer, a pitch over memPitch, a region past its allocation or a pitch under the width of a
 fill is hipErrorInvalidValue, a copy's pitch under its width hipErrorInvalidPitchValue, a bad kind
 hipErrorInvalidMemcpyDirection. Synchronisation is the 2-D paths': hipMemcpy3D returns when the copy
-is done, hipMemset3D as hipMemset (waited for only when the target is pinned host memory).
+is done, hipMemset3D as hipMemset (waited for only when the target is pinned host memory). An
+asynchronous copy from pageable memory to the device whose slices are not one run of rows is staged
+whole when it fits (``_memory2d._staged_slices``: one rectangular packet a slice from one staging
+buffer), else copied slice by slice.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from ._capture_rules import check_unsafe, implicit_capture_check
 from ._context import _current_device, _get_stream, _st
 from ._errors import _api, _raise, hipError_t
 from ._memory import _classify, hipMemcpyDefault, hipMemcpyKind
-from ._memory2d import _MAX_PITCH, PITCH_ALIGNMENT, _memcpy2d, _memset2d, _size
+from ._memory2d import _MAX_PITCH, PITCH_ALIGNMENT, _memcpy2d, _memset2d, _size, _staged_slices
 
 __all__ = ["hipExtent", "hipPos", "hipPitchedPtr", "hipMemcpy3DParms", "make_hipExtent", "make_hipPos",
            "make_hipPitchedPtr", "hipMalloc3D", "hipMemset3D", "hipMemset3DAsync", "hipMemcpy3D",
@@ -207,6 +210,8 @@ def _memcpy3d(api: str, p, stream, sync: bool) -> None:
     if drun and srun:
         _memcpy2d(api, dst, dpitch, src, spitch, w, h * d, kind, stream, sync)
         return
+    if not sync and _staged_slices(api, dst, dpitch, dslice, src, spitch, sslice, w, h, d, kind, stream):
+        return                          # from pageable memory, all slices staged at once
     for z in range(d):
         _memcpy2d(api, _at(dst, z * dslice), dpitch, _at(src, z * sslice), spitch, w, h, kind, stream, sync)
 
@@ -224,6 +229,8 @@ def hipMemcpy3D(p) -> None:
 
 @_api
 def hipMemcpy3DAsync(p, stream=None) -> None:
-    """hipMemcpy3D on ``stream``, in its order; returns as hipMemcpy2DAsync does (at once for device
-    and pinned sides, once the host buffer is done with for a pageable one)."""
+    """hipMemcpy3D on ``stream``, in its order; returns as hipMemcpy2DAsync does: at once for device
+    and pinned sides; from a pageable host side to the device once the region is staged, when its bytes
+    fit one staging buffer (1 MiB) and it has at most STAGED_SLICES (64) slices of separate rows (else
+    once the copy has landed); to a pageable host side once the data is there."""
     _memcpy3d("hipMemcpy3DAsync", p, stream, False)

@@ -241,7 +241,7 @@ def test_many_threads_pair_waits_and_writes_on_their_own_streams(env, mod):
 
 def test_signal_memory_from_hipExtMallocWithFlags(mod):
     """hipMallocSignalMemory: 8 zeroed bytes that a wait and a write use; the other flags allocate
-    device memory; a bad flag or a signal of another size is hipErrorInvalidValue."""
+    device memory; a bad flag or a signal of another size than 8 (0 included, as CLR) is hipErrorInvalidValue."""
     s = hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking)
     sig = hip.hipExtMallocWithFlags(8, hip.hipMallocSignalMemory)
     out = hip.hipExtMallocWithFlags(64, hip.hipDeviceMallocFinegrained)
@@ -260,9 +260,8 @@ def test_signal_memory_from_hipExtMallocWithFlags(mod):
         view[0] = 5
         hip.hipStreamSynchronize(s)
         assert read_u32(out) == 2
-        assert hip.hipExtMallocWithFlags(0, hip.hipMallocSignalMemory) == 0
-        for size, flags in ((16, hip.hipMallocSignalMemory), (4, hip.hipMallocSignalMemory), (64, 4), (64, -1),
-                            (64, True)):
+        for size, flags in ((0, hip.hipMallocSignalMemory), (16, hip.hipMallocSignalMemory),
+                            (4, hip.hipMallocSignalMemory), (64, 4), (64, -1), (64, True)):
             expect(E.hipErrorInvalidValue, hip.hipExtMallocWithFlags, size, flags)
     finally:
         hip.hipStreamDestroy(s)

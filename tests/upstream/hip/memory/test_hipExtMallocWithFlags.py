@@ -43,9 +43,7 @@ _NEGATIVE = [
     ("hipDeviceMallocDefault/size == max size_t", 2**64 - 1, hip.hipDeviceMallocDefault, E.hipErrorOutOfMemory),
     ("hipDeviceMallocFinegrained/size == max size_t", 2**64 - 1, hip.hipDeviceMallocFinegrained,
      E.hipErrorOutOfMemory),
-    pytest.param("hipMallocSignalMemory/size == 0", 0, hip.hipMallocSignalMemory, E.hipErrorInvalidValue,
-                 marks=pytest.mark.xfail(strict=True, reason="hdemu: signal memory of size 0 gives the null "
-                                                             "pointer (CLR: only size 8)")),
+    ("hipMallocSignalMemory/size == 0", 0, hip.hipMallocSignalMemory, E.hipErrorInvalidValue),
     ("hipMallocSignalMemory/size != 8", 16, hip.hipMallocSignalMemory, E.hipErrorInvalidValue),
 ]
 

@@ -39,19 +39,13 @@ def test_Unit_hipMemcpy2DAsync_Positive_Basic(platform, stream, section):
         m2.host_to_host_shell(memcpy, True, stream)
 
 
-@pytest.mark.parametrize("section", [
-    pytest.param("Host to Device-malloc", marks=pytest.mark.xfail(
-        strict=True, reason="hdemu: hipMemcpy2DAsync(dev, pitch, pageable numpy array, ...) returns only once "
-                            "the copy is done (so after the stream's earlier work); hip-tests expects it to return "
-                            "while earlier work on the stream still runs (hipStreamQuery hipErrorNotReady)")),
-    "Host to Device-hipHostMalloc", "Device to Pinned Host", "Device to Device"])
+@pytest.mark.parametrize("section", ["Host to Device-malloc", "Host to Device-hipHostMalloc", "Device to Pinned Host",
+                                     "Device to Device"])
 def test_Unit_hipMemcpy2DAsync_Positive_Synchronization_Behavior(kmod, section):
     hip.hipDeviceSynchronize()
     memcpy = _async(None)
     if section.startswith("Host to Device"):
-        host_kind = section.split("-")[1]
-        # pageable: hdemu is known to wait (xfail), a short deadline keeps that cheap
-        m2.htod_sync_behavior(kmod, memcpy, False, host_kind, deadline_s=0.3 if host_kind == "malloc" else 1.0)
+        m2.htod_sync_behavior(kmod, memcpy, False, section.split("-")[1])
     elif section == "Device to Pinned Host":
         m2.dtoh_pinned_sync_behavior(kmod, memcpy, False)
     else:

@@ -7,8 +7,6 @@ copies nothing; null pointers and a pitch of maxPitch are hipErrorInvalidValue (
 sections, a bad kind and a destroyed stream among them, are disabled on AMD upstream, as there).
 Unit_hipMemcpy3DAsync_Positive_Array needs hipMalloc3DArray (NOT_PORTED.md). CHECK_IMAGE_SUPPORT is not
 applied, as in the hipMemcpy3D port."""
-import functools
-
 import pytest
 
 from hostside import hip
@@ -37,21 +35,13 @@ def test_Unit_hipMemcpy3DAsync_Positive_Basic(platform, stream, section):
         m3.host_to_host_shell(_async, True, stream)
 
 
-@pytest.mark.parametrize("section", [
-    pytest.param("Host to Device-malloc", marks=pytest.mark.xfail(
-        strict=True, reason="hdemu: hipMemcpy3DAsync from a pageable numpy array to hipMalloc3D memory returns "
-                            "only once the copy is done (so after the stream's earlier work); hip-tests expects it "
-                            "to return while earlier work on the stream still runs (hipStreamQuery "
-                            "hipErrorNotReady)")),
-    "Host to Device-hipHostMalloc", "Device to Pinned Host", "Device to Device"])
+@pytest.mark.parametrize("section", ["Host to Device-malloc", "Host to Device-hipHostMalloc", "Device to Pinned Host",
+                                     "Device to Device"])
 def test_Unit_hipMemcpy3DAsync_Positive_Synchronization_Behavior(kmod, section):
     hip.hipDeviceSynchronize()
     check = m2.sync_behavior_check          # bounded: a copy that waits for the gate is reported, not hung on
     if section.startswith("Host to Device"):
-        host_kind = section.split("-")[1]
-        if host_kind == "malloc":           # hdemu is known to wait (xfail): a short deadline keeps that cheap
-            check = functools.partial(m2.sync_behavior_check, deadline_s=0.3)
-        m3.htod_sync_behavior(kmod, _async, False, (host_kind,), check=check)
+        m3.htod_sync_behavior(kmod, _async, False, (section.split("-")[1],), check=check)
     elif section == "Device to Pinned Host":
         m3.dtoh_pinned_sync_behavior(kmod, _async, False, check=check)
     else:
