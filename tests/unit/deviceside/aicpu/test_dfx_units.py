@@ -202,7 +202,8 @@ def test_stall_record_of_a_push_stall_never_takes_the_slot_the_gate_found(tmp_pa
     import threading
 
     from shm_layout.layouts import struct_of
-    from shm_layout.sync import notify, wait_until
+    from shm_layout.sync import notify
+    from tests.scenarios.runner import wait_until     # (cond, timeout, what): polls with a deadline
     entry = struct_of(D.ready_entry)
     # a budget no loaded machine outlasts between the gate's sleep and the host's take (BUDGET would)
     plat = make(tmp_path, arch, ready_depth=4, buffers_per_pool=6, records_per_buffer={"aicpu_task": 4, "stall": 1},
