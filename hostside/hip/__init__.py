@@ -27,6 +27,8 @@ listed before it (no cycles):
 * ``_capture``: the capture object and hipStreamBeginCapture/EndCapture.
 * ``_schedule`` (ops, lanes, plans, replicas) <- ``_graph_exec`` (GraphExec: build, launch, update)
   <- ``_graph_api`` (instantiate, launch, exec updates).
+* ``_graph_nodeparams`` (node parameters of a graph) <- ``_graph_update`` (exec node setters,
+  hipGraphExecUpdate; after ``_graph_api``).
 
 Imports ``hostside.replay``, ``hostside.clr``, ``hostside.hsa``, ``hostside.platform`` (only so that it
 registers the embedded-platform factory with hsa) and ``shm_layout``.
@@ -123,6 +125,10 @@ from ._capture_more import (hipGraphExecGetFlags, hipGraphInstantiateError, hipG
                             hipStreamAddCaptureDependencies, hipStreamBeginCaptureToGraph,
                             hipStreamGetCaptureInfo_v2, hipStreamSetCaptureDependencies,
                             hipStreamUpdateCaptureDependencies)
+from ._graph_nodeparams import __all__ as _nodeparams_all
+from ._graph_nodeparams import *  # noqa: F401,F403 - graph node get/set (listed in its __all__)
+from ._graph_update import __all__ as _update_all
+from ._graph_update import *  # noqa: F401,F403 - exec node setters, hipGraphExecUpdate (its __all__)
 from ._userobj import (hipGraphReleaseUserObject, hipGraphRetainUserObject, hipGraphUserObjectMove, hipUserObject_t,
                        hipUserObjectCreate, hipUserObjectNoDestructorSync, hipUserObjectRelease, hipUserObjectRetain)
 
@@ -230,6 +236,8 @@ __all__ = [
     "hipGraphInstantiateMultipleDevicesNotSupported", "hipGraphInstantiateFlagAutoFreeOnLaunch",
     "hipGraphInstantiateFlagUpload", "hipGraphInstantiateFlagDeviceLaunch", "hipGraphInstantiateFlagUseNodePriority",
     "hipGraphInstantiateWithParams", "hipGraphExecGetFlags",
+    # node parameters of a graph (_graph_nodeparams); of an exec, hipGraphExecUpdate (_graph_update)
+    *_nodeparams_all, *_update_all,
     # user objects (_userobj)
     "hipUserObject_t", "hipUserObjectNoDestructorSync", "hipGraphUserObjectMove", "hipUserObjectCreate",
     "hipUserObjectRetain", "hipUserObjectRelease", "hipGraphRetainUserObject", "hipGraphReleaseUserObject",

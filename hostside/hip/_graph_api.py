@@ -114,6 +114,25 @@ def _flatten(g: hipGraph_t, entry: list, out: list) -> list:
         return list(dict.fromkeys(e for n in order if not n.succ for e in done[n]))
 
 
+def _child_enodes(g: hipGraph_t, enodes: dict) -> dict:
+    """Each child graph node of ``g`` (nested ones too) -> the ENodes its graph was inlined into, in
+    the exec's order (as instantiated: later changes to the graphs do not change it)."""
+    out = {}
+
+    def walk(graph):
+        inner = []
+        for n in graph.nodes:
+            if n.type == _T.hipGraphNodeTypeGraph:
+                out[n] = walk(n.spec.graph)
+                inner += out[n]
+            else:
+                inner.append(enodes[n])
+        return inner
+    walk(g)
+    rank = {en: i for i, en in enumerate(enodes.values())}
+    return {n: sorted(v, key=rank.__getitem__) for n, v in out.items()}
+
+
 @_api
 def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
     """Topological sort (child graphs inlined), schedule, pre-built packets and kernarg blocks (see
@@ -131,6 +150,7 @@ def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
         _raise(hipError_t.hipErrorInvalidValue, "an event may be recorded by at most one node of a graph")
     exe = hipGraphExec_t(GraphExec(_st().rt, g, list(enodes.values()), _event_rearm))
     exe.flags = flags                       # hipGraphExecGetFlags
+    exe.impl.children = _child_enodes(g, enodes)    # hipGraphExecChildGraphNodeSetParams
     _userobj.retain_tree(g, exe)            # as CLR's exec owns a clone of the graph: its user objects
     return exe
 
@@ -206,6 +226,8 @@ def hipGraphExecDestroy(graphExec) -> None:
 
 def _enode(ex, node, types=None):
     en = ex.enode.get(node) if isinstance(node, hipGraphNode_t) else None
+    if en is not None and (node.graph is None or node.graph.destroyed):     # as CLR's isNodeValid
+        _raise(hipError_t.hipErrorInvalidValue, f"node {node!r} was destroyed (or its graph was)")
     if en is None:
         _raise(hipError_t.hipErrorInvalidValue,
                f"node {node!r} is not a node of the graph this exec was instantiated from")

@@ -8,6 +8,7 @@ import struct
 
 import numpy as np
 
+from ._context import _current_device
 from ._errors import _api, _raise, hipError_t
 from ._graph_types import (_T, ChildSpec, CopySpec, FillSpec, HostSpec, KernelSpec, _any_node, _clone_graph, _dim3,
                            _graph, _kernel_node, _node, _node_list, hipGraph_t, hipGraphNode_t, hipGraphNodeType,
@@ -99,7 +100,9 @@ def _fill_spec(dst, value, size, width=1, rows=1, pitch=0) -> FillSpec:
 def hipGraphCreate(flags: int = 0) -> hipGraph_t:
     if flags:
         _raise(hipError_t.hipErrorInvalidValue, f"flags must be 0, not {flags!r}")
-    return hipGraph_t()
+    g = hipGraph_t()
+    g.device = _current_device()        # hipGraphExecUpdate compares it (as CLR's device_)
+    return g
 
 
 @_api
@@ -148,6 +151,7 @@ def hipGraphAddMemsetNode(graph, dependencies, params: hipMemsetParams) -> hipGr
                           params.height, params.pitch)
     else:
         spec = _fill_spec(params.dst, params.value, params.size, es)
+    spec.given_pitch = params.pitch     # read back by hipGraphMemsetNodeGetParams
     return g._add(_T.hipGraphNodeTypeMemset, dependencies, spec)
 
 

@@ -133,11 +133,12 @@ class CopySpec:
 class FillSpec:
     """A memset node: ``rows`` rows of ``size`` bytes of ``width``-byte elements, ``pitch`` bytes apart
     (one row: a 1-D fill; more: one rectangular SDMA packet)."""
-    __slots__ = ("dst", "value", "size", "width", "rows", "pitch")
+    __slots__ = ("dst", "value", "size", "width", "rows", "pitch", "given_pitch")
 
     def __init__(self, dst, value, size, width, rows=1, pitch=0):
         self.dst, self.value, self.size, self.width = dst, value, size, width
         self.rows, self.pitch = rows, pitch if rows > 1 else size
+        self.given_pitch = None         # hipMemsetParams.pitch as given (hipGraphMemsetNodeGetParams)
 
 
 class HostSpec:
@@ -187,6 +188,7 @@ class hipGraphNode_t:
 
 class hipGraph_t:
     _ids = itertools.count(1)
+    device = None                       # the current device at hipGraphCreate (CLR's Graph::device_)
 
     def __init__(self):
         self.nodes: list[hipGraphNode_t] = []
@@ -244,7 +246,7 @@ def _clone_graph(g: hipGraph_t) -> hipGraph_t:
             m[n].deps = [m[d] for d in n.deps]
             m[n].succ = [m[x] for x in n.succ]
         c.nodes = [m[n] for n in g.nodes]
-        c.next_id, c.original = g.next_id, g
+        c.next_id, c.original, c.device = g.next_id, g, g.device
     for hook in _clone_hooks:           # _userobj: the copy owns references to the graph's user objects
         hook(g, c)
     return c

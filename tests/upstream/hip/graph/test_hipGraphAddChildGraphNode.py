@@ -1,8 +1,7 @@
 """hipGraphAddChildGraphNode: argument errors, child graphs as root nodes, several child nodes, a clone
 of a graph with a child node, a graph added as its own child, an empty child, the three-level nested
-graph (launched repeatedly, cloned, its innermost kernel node changed, on each device) and child nodes
-as barriers between groups of nodes. The cases that delete a node (hipGraphDestroyNode) are in
-NOT_PORTED.md."""
+graph (launched repeatedly, cloned, its innermost kernel node changed or replaced by another, on each
+device) and child nodes as barriers between groups of nodes."""
 import numpy as np
 import pytest
 
@@ -176,6 +175,13 @@ class NestedGraph:
                     target, params = n, p
                     break
         assert target is not None
+        if update == "delete_add":            # deleteAddNewKerNodTest: vec_add replaced by a new vec_sub node
+            others = [n for n in hip.hipGraphGetNodes(emb1) if n is not target]
+            hip.hipGraphDestroyNode(target)
+            vec_sub = hip.hipGraphAddKernelNode(emb1, None, self._k("graph_ker_vec_sub", [self.c1_d, self.c2_d]))
+            for n in others:
+                hip.hipGraphAddDependencies(emb1, [n], [vec_sub])
+            return
         if update == "kernel_function":
             params.func = hip.hipModuleGetFunction(self.mod, "graph_ker_vec_sub")
         else:
@@ -233,6 +239,31 @@ def test_Unit_hipGraphAddChildGraphNode_CmplxNstGrph_UpdKerDim(mod, res):
     ng = NestedGraph(mod, res)
     ng.update_innermost_node("grid_block")
     _nested_run(res, ng, ng.root, 1)
+
+
+def _delete_add(mod, res, clone):
+    """The DelAddNode / AddNode_Clone / AddChdNode / AddChdNode_Clone cases: upstream runs all four with
+    deleteAddNewKerNodTest (the innermost vec_add node destroyed, a vec_sub node added in its place)."""
+    ng = NestedGraph(mod, res)
+    ng.update_innermost_node("delete_add")
+    graph = res.keep(hip.hipGraphClone(ng.root)) if clone else ng.root
+    _nested_run(res, ng, graph, 1, subtract=True)
+
+
+def test_Unit_hipGraphAddChildGraphNode_CmplxNstGrph_DelAddNode(mod, res):
+    _delete_add(mod, res, False)
+
+
+def test_Unit_hipGraphAddChildGraphNode_CmplxNstGrph_AddNode_Clone(mod, res):
+    _delete_add(mod, res, True)
+
+
+def test_Unit_hipGraphAddChildGraphNode_CmplxNstGrph_AddChdNode(mod, res):
+    _delete_add(mod, res, False)
+
+
+def test_Unit_hipGraphAddChildGraphNode_CmplxNstGrph_AddChdNode_Clone(mod, res):
+    _delete_add(mod, res, True)
 
 
 def test_Unit_hipGraphAddChildGraphNode_MultGraphsAsSingleGraph(mod, res):

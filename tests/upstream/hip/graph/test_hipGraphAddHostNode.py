@@ -80,3 +80,20 @@ def test_Unit_hipGraphAddHostNode_BasicFunc(mod, res):
     hip.hipGraphAddDependencies(graph, [d2h], [host])
     _run(res, graph)
     np.testing.assert_array_equal(a_h, np.arange(N))
+
+
+def test_Unit_hipGraphAddHostNode_ClonedGraphWithHostNode(mod, res):
+    nbytes = N * 4
+    a_h = np.arange(N, dtype=np.int32) + 7
+    c_h = np.full(N, 5, np.int32)
+    a_d, c_d = res.malloc(nbytes), res.malloc(nbytes)
+    graph = res.graph()
+    h2d_a = hip.hipGraphAddMemcpyNode1D(graph, None, a_d, a_h, nbytes, hip.hipMemcpyHostToDevice)
+    h2d_c = hip.hipGraphAddMemcpyNode1D(graph, None, c_d, c_h, nbytes, hip.hipMemcpyHostToDevice)
+    d2h = hip.hipGraphAddMemcpyNode1D(graph, None, a_h, c_d, nbytes, hip.hipMemcpyDeviceToHost)
+    cloned = res.keep(hip.hipGraphClone(graph))
+    c_h2d_a, c_h2d_c, c_d2h = (hip.hipGraphNodeFindInClone(n, cloned) for n in (h2d_a, h2d_c, d2h))
+    host = hip.hipGraphAddHostNode(cloned, None, hip.hipHostNodeParams(callbackfunc, a_h))
+    hip.hipGraphAddDependencies(cloned, [c_h2d_a, c_h2d_c, c_d2h], [c_d2h, c_d2h, host])
+    _run(res, cloned)
+    np.testing.assert_array_equal(a_h, np.arange(N))

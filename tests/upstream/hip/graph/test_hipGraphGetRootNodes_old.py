@@ -1,6 +1,6 @@
 """hipGraphGetRootNodes (older cases): the roots of a four-node graph, of a graph captured with forked
-memsets, argument checks, and the root count as a chain of dependencies grows, in a graph and as a
-child graph."""
+memsets, argument checks, and the root count as a chain of dependencies grows, in a graph, in its clone and as
+a child graph."""
 import numpy as np
 import pytest
 
@@ -77,6 +77,18 @@ def test_Unit_hipGraphGetRootNodes_Complx_NumRootNodes(mod, res):
     for i in range(NUM_OF_DUMMY_NODES - 1):
         hip.hipGraphAddDependencies(graph, [nodes[i]], [nodes[i + 1]])
         assert len(hip.hipGraphGetRootNodes(graph)) == NUM_OF_DUMMY_NODES - i - 1
+
+
+def test_Unit_hipGraphGetRootNodes_Complx_NumRootNodes_ClonedGrph(mod, res):
+    graph = res.graph()
+    nodes = _dummies(mod, graph)
+    cloned = res.keep(hip.hipGraphClone(graph))
+    assert len(hip.hipGraphGetRootNodes(cloned)) == NUM_OF_DUMMY_NODES
+    for i in range(NUM_OF_DUMMY_NODES - 1):
+        node1 = hip.hipGraphNodeFindInClone(nodes[i], cloned)
+        node2 = hip.hipGraphNodeFindInClone(nodes[i + 1], cloned)
+        hip.hipGraphAddDependencies(cloned, [node1], [node2])
+        assert len(hip.hipGraphGetRootNodes(cloned)) == NUM_OF_DUMMY_NODES - i - 1
 
 
 def test_Unit_hipGraphGetRootNodes_Complx_NRootNodesAsChildGraph(mod, res):

@@ -1,6 +1,7 @@
 """hipGraphLaunch (older file): launching a null or destroyed exec, on a destroyed stream, after the graph
-is destroyed, and a three-node graph launched repeatedly on a created and on the null stream. The cases
-that change a memset node (hipGraphMemsetNodeSetParams) are in NOT_PORTED.md."""
+is destroyed, a two-memset graph (its second memset set again with hipGraphMemsetNodeSetParams) launched
+on hipStreamPerThread and on each device, and a three-node graph launched repeatedly on a created and on
+the null stream."""
 import numpy as np
 import pytest
 
@@ -53,6 +54,36 @@ def test_Unit_hipGraphLaunch_Negative(mod, res, section):
         hip.hipStreamSynchronize(stream)
         hip.hipGraphExecDestroy(exe)
         hip.hipStreamDestroy(stream)
+
+
+def _two_memsets(res, update_val, stream):
+    """hipGraphLaunch_test: C_d = 0, then A_d = update_val (set again by hipGraphMemsetNodeSetParams)."""
+    nbytes = 1024
+    a_d, c_d = res.malloc(nbytes), res.malloc(nbytes)
+    graph = res.graph()
+    first = hip.hipGraphAddMemsetNode(graph, None, hip.hipMemsetParams(c_d, 0, 0, 1, width=nbytes, height=1))
+    params = hip.hipMemsetParams(a_d, update_val, 0, 1, width=nbytes, height=1)
+    node = hip.hipGraphAddMemsetNode(graph, [first], params)
+    hip.hipGraphMemsetNodeSetParams(node, params)
+    exe = res.instantiate(graph)
+    hip.hipGraphLaunch(exe, stream)
+    hip.hipStreamSynchronize(stream)
+    a_h = np.zeros(nbytes, np.uint8)
+    hip.hipMemcpy(a_h, a_d, nbytes, hip.hipMemcpyDeviceToHost)
+    assert (a_h == update_val).all()
+
+
+def test_Unit_hipGraphLaunch_Functional_hipStreamPerThread(mod, res):
+    _two_memsets(res, 2, hip.hipStreamPerThread)
+
+
+def test_Unit_hipGraphLaunch_Functional_multidevice_test(mod, res):
+    try:
+        for i in range(hip.hipGetDeviceCount()):
+            hip.hipSetDevice(i)
+            _two_memsets(res, 1, res.stream())
+    finally:
+        hip.hipSetDevice(0)
 
 
 @pytest.mark.parametrize("section", ["created_stream", "null_stream"])

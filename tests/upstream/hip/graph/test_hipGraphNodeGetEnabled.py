@@ -1,10 +1,11 @@
 """hipGraphNodeGetEnabled: kernel, copy and memset nodes of a fresh exec are enabled; asking about the
-other node types is an error."""
+other node types is an error; so is asking with a node the exec does not have (or no longer: a destroyed
+node or graph), or with a destroyed exec."""
 import pytest
 
 from hostside import hip
 from tests.upstream.hip.graph._common import expect_error
-from tests.upstream.hip.graph._enabled_common import all_types_exec
+from tests.upstream.hip.graph._enabled_common import NEGATIVE, all_types_exec, negative_functional
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/graph/hipGraphNodeGetEnabled.cc"
 
@@ -19,3 +20,10 @@ def test_Unit_hipGraphNodeGetEnabled_Functional_Basic(mod, res, section):
         assert hip.hipGraphNodeGetEnabled(exe, nodes[section]) == 1
     else:
         expect_error(E.hipErrorInvalidValue, hip.hipGraphNodeGetEnabled, exe, nodes[section])
+
+
+
+@pytest.mark.parametrize("section", NEGATIVE)
+def test_Unit_hipGraphNodeGetEnabled_Negative_Functional(mod, res, section):
+    # "Pass isEnabled as nullptr" has no Python form (the flag is the return value)
+    negative_functional(mod, res, hip.hipGraphNodeGetEnabled, section)
