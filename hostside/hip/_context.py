@@ -87,7 +87,15 @@ def _reset() -> None:
     """Forget the state and shut the runtime down (hipDeviceReset)."""
     global _state
     with _state_lock:
-        _state = None
+        old, _state = _state, None
+    if old is not None:
+        # every stream goes with the device (CLR destroys them): a handle kept past the reset is an
+        # error naming that (hipErrorContextIsDestroyed), not a "command processor gone" at its use
+        with old.lock:
+            every = list(old.streams) + list(old.null_streams.values())
+        for s in every:
+            s.destroyed = True
+        old = every = s = None  # nothing here may hold the runtime while it is collected (hsa.shutdown)
     _hsa.shutdown()
 
 

@@ -57,3 +57,36 @@ def test_device_reset_leaves_no_mapping_of_the_platform_segments():
     for i, s in enumerate(seen):
         assert s["during"][1] > 0, s              # the platform was mapped while in use (the test can fail)
         assert s["after"] == [0, 0], f"reset {i}: {s['after'][0]} fds and {s['after'][1]} mappings left"
+
+
+STALE = r"""
+import json
+from hostside import hip
+s = hip.hipStreamCreate()
+hip.hipMemsetAsync(hip.hipMalloc(64), 0, 64, s)
+hip.hipDeviceReset()
+out = {}
+for name in ("hipStreamSynchronize", "hipStreamQuery", "hipStreamDestroy"):
+    try:
+        getattr(hip, name)(s)
+        out[name] = "ok"
+    except hip.HipError as exc:
+        out[name] = exc.error.name
+p = hip.hipMalloc(64)                  # the device works again: a new runtime
+hip.hipMemsetAsync(p, 1, 64, None)
+hip.hipDeviceSynchronize()
+print(json.dumps(out))
+"""
+
+
+def test_a_stream_kept_past_a_reset_is_destroyed_with_the_device():
+    """Every stream goes with the device (as CLR destroys them): using one kept past the reset is
+    hipErrorContextIsDestroyed, not a "command processor gone" launch failure of the old platform."""
+    env = dict(os.environ)
+    for var in ("HDEMU_PLATFORM", "HDEMU_CONFIG"):
+        env.pop(var, None)
+    r = subprocess.run([sys.executable, "-c", STALE], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out == dict.fromkeys(("hipStreamSynchronize", "hipStreamQuery", "hipStreamDestroy"),
+                                "hipErrorContextIsDestroyed"), out
