@@ -322,6 +322,23 @@ def _classify(p, size: int, what: str):
     return kind, p
 
 
+def _agent_of(p: int) -> int:
+    """The device whose memory holds device pointer ``p`` (``_classify`` found it there)."""
+    rt = _st().rt
+    return next(a for a in range(rt.pm.topo.n_agents) if L.device_base(a) <= p < L.device_base(a) + rt.pm.topo.memory_bytes)
+
+
+def _memory_device_stream(s, devices: set):
+    """Where a copy runs (CLR's ``ihipMemcpyCommand``): one whose device memory is all on a device
+    other than the stream's goes on that device's null stream, after the stream's last command (so
+    after the work queued there too); a peer copy (two devices) stays on the stream."""
+    if len(devices) != 1 or next(iter(devices)) == s.device:
+        return s
+    null_x = _null_stream(_st(), next(iter(devices)))
+    s.point.wait_from(null_x.vgpu)
+    return null_x
+
+
 _KIND_OK = {
     hipMemcpyKind.hipMemcpyHostToHost: ({"pageable", "pinned"}, {"pageable", "pinned"}),
     hipMemcpyKind.hipMemcpyHostToDevice: ({"device"}, {"pageable", "pinned"}),
@@ -359,9 +376,11 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
         _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"{kind.name} cannot copy from {sk} memory to {dk} memory")
     if size == 0:
         return
-    v = s.vgpu
     if s.capture is not None:
         return s.capture.add_memcpy(s, dst, src, size, dk, sk)
+    orig = s
+    s = _memory_device_stream(s, {_agent_of(p) for k, p in ((dk, d), (sk, sp)) if k == "device"})
+    v = s.vgpu
     rt = _st().rt
     if dk == "pageable" and sk == "pageable":
         v.synchronize()
@@ -387,6 +406,8 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
             v.sync_signal(sig)
         else:
             v.flush()
+    if s is not orig:       # the stream's later work follows the copy (CLR: a marker on the stream)
+        s.point.wait_from(orig.vgpu)
 
 
 @_api

@@ -385,13 +385,16 @@ def shutdown() -> None:
     """hsa_shut_down: tear down this process's runtime (and its embedded platform)."""
     global _runtime
     with _runtime_lock:
-        if _runtime is not None:
-            rt, _runtime = _runtime, None
-            rt.shutdown()
-            if not rt.unmapped:
-                # a mapping with live numpy views cannot be unmapped at once; the views sit in
-                # reference cycles of the runtime's objects (streams, tables, pools): collect them
-                # now, so that the segments' memory (device memory included) goes back to /dev/shm
-                # at the reset, not at some later collection
-                del rt
-                gc.collect()
+        if _runtime is None:
+            return
+        rt, _runtime = _runtime, None
+        rt.shutdown()
+        unmapped = rt.unmapped
+        del rt
+    if not unmapped:
+        # a mapping with live numpy views cannot be unmapped at once; the views sit in reference
+        # cycles of the runtime's objects (streams, tables, pools): collect them now, so that the
+        # segments' memory (device memory included) goes back to /dev/shm at the reset, not at some
+        # later collection. Outside the lock: a finalizer the collection runs may call HIP again
+        # (a __del__ that frees device memory starts a new runtime).
+        gc.collect()

@@ -120,3 +120,40 @@ def test_an_async_pageable_pipeline_runs_past_the_staging_pool_and_keeps_every_c
     hip.hipStreamDestroy(s)
     hip.hipFree(dev)
     assert [set(out[j * n:(j + 1) * n]) for j in range(4)] == [{(k - 4 + j) % 251} for j in range(4)]
+
+
+def test_a_copy_of_another_devices_memory_follows_that_devices_null_stream(mod):
+    """CLR's ihipMemcpyCommand: a copy whose device memory is all on a device other than the stream's
+    runs on that device's null stream, after the stream's last command, and the stream's later work
+    follows it. Device 1's null stream is held, a memset there fills ``x``; a hipMemcpyAsync from ``x``
+    on a stream of device 0 must read the memset's bytes, not the zeros before it (it did: the copy
+    ran on device 0 at once, and upstream Unit_hipMemcpyPeer_Positive_ZeroSize failed when the
+    machine was busy)."""
+    hip.hipSetDevice(1)
+    x = hip.hipMalloc(N)
+    hip.hipMemset(x, 0, N)
+    flag = hip.hipHostMalloc(8)
+    view = hip.host_array(flag, np.uint32, 2)
+    view[:] = 0
+    hip.hipStreamWaitValue32(None, flag, 1, hip.hipStreamWaitValueGte)    # device 1's null stream waits
+    hip.hipMemsetAsync(x, 7, N, None)
+    hip.hipSetDevice(0)
+    s = hip.hipStreamCreate()
+    out = hip.hipHostMalloc(N)
+    host = hip.host_array(out, np.uint8, N)
+    host[:] = 1
+    try:
+        hip.hipMemcpyAsync(out, x, N, hip.hipMemcpyDeviceToHost, s)
+        assert hip.hipStreamQuery(s) == hip.hipError_t.hipErrorNotReady     # it waits for device 1
+        view[0] = 1
+        hip.hipStreamSynchronize(s)                     # the stream's sync covers the copy
+        assert (host == 7).all(), np.unique(host)
+    finally:
+        view[0] = 1
+        hip.hipStreamDestroy(s)
+        hip.hipSetDevice(1)
+        hip.hipDeviceSynchronize()
+        hip.hipFree(x)
+        hip.hipSetDevice(0)
+        hip.hipHostFree(flag)
+        hip.hipHostFree(out)

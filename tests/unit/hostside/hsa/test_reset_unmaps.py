@@ -90,3 +90,36 @@ def test_a_stream_kept_past_a_reset_is_destroyed_with_the_device():
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out == dict.fromkeys(("hipStreamSynchronize", "hipStreamQuery", "hipStreamDestroy"),
                                 "hipErrorContextIsDestroyed"), out
+
+
+FINALIZER = r"""
+import gc
+from hostside import hip
+gc.disable()                    # the reset's own collection is the one that finds the cycle
+calls = []
+
+class Buffer:
+    def __init__(self):
+        self.me = self          # a reference cycle: freed only by a collection
+        self.ptr = hip.hipMalloc(64)
+
+    def __del__(self):
+        calls.append(hip.hipGetDeviceCount())      # HIP from a finalizer: starts a new runtime
+
+b = Buffer()
+del b
+hip.hipDeviceReset()
+print("finalizer ran" if calls else "finalizer did not run")
+"""
+
+
+def test_a_finalizer_that_calls_hip_during_the_reset_does_not_deadlock_it():
+    """The reset collects the old runtime's cycles; a finalizer run by that collection may call HIP,
+    which starts a new runtime: the collection must not run under the runtime lock (it did: the
+    reset hung)."""
+    env = dict(os.environ)
+    for var in ("HDEMU_PLATFORM", "HDEMU_CONFIG"):
+        env.pop(var, None)
+    r = subprocess.run([sys.executable, "-c", FINALIZER], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "finalizer ran" in r.stdout, r.stdout
