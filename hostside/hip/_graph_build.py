@@ -70,7 +70,9 @@ def _copy_spec(dst, src, size, kind) -> CopySpec:
         _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"{kind.name} cannot copy from {sk} memory to {dk} memory")
     if dk == "pageable" and not d.flags.writeable:
         _raise(hipError_t.hipErrorInvalidValue, "dst host buffer is read-only")
-    return CopySpec(d, s, int(size), dk, sk, kind)
+    spec = CopySpec(d, s, int(size), dk, sk, kind)
+    spec.given = (dst, src)             # as passed: hipGraphMemcpyNodeGetParams gives them back
+    return spec
 
 
 def _fill_spec(dst, value, size, width=1, rows=1, pitch=0) -> FillSpec:

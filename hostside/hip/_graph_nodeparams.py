@@ -104,16 +104,12 @@ def memcpy1d_spec(dst, src, count, kind):
     return _copy_spec(dst, src, count, kind)
 
 
-def _host_buffer(a):
-    """The buffer a pageable copy's u8 view was made of (the array or bytes the caller passed)."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a if a.base is None else a.base
-
-
 def memcpy_params(c) -> hipMemcpyNodeParams:
-    return hipMemcpyNodeParams(_host_buffer(c.dst) if c.dk == "pageable" else c.dst,
-                               _host_buffer(c.src) if c.sk == "pageable" else c.src, c.size, c.kind)
+    """A copy node's parameters: its pointers and host buffers as they were passed (a slice of an
+    array stays that slice: setting the parameters back copies the same bytes); the node's own u8
+    views of pageable memory when that is not known (a captured copy)."""
+    dst, src = c.given if c.given is not None else (c.dst, c.src)
+    return hipMemcpyNodeParams(dst, src, c.size, c.kind)
 
 
 # -- host nodes ------------------------------------------------------------------------------------------

@@ -124,10 +124,11 @@ class KernelSpec:
 class CopySpec:
     """A 1-D copy node: ``dst``/``src`` are addresses, or u8 numpy views for pageable memory."""
 
-    __slots__ = ("dst", "src", "size", "dk", "sk", "kind")
+    __slots__ = ("dst", "src", "size", "dk", "sk", "kind", "given")
 
     def __init__(self, dst, src, size, dk, sk, kind):
         self.dst, self.src, self.size, self.dk, self.sk, self.kind = dst, src, size, dk, sk, kind
+        self.given = None               # (dst, src) as the caller passed them, when known
 
 
 class FillSpec:
@@ -280,12 +281,14 @@ def _node(g, n) -> hipGraphNode_t:
 
 
 def _any_node(node) -> hipGraphNode_t:
-    if not isinstance(node, hipGraphNode_t) or node.graph is None:     # None: destroyed
-        _raise(hipError_t.hipErrorInvalidValue, f"node must be a hipGraphNode_t, not {node!r}")
+    """A live node: not destroyed (graph None), nor a node of a destroyed graph (CLR: isNodeValid)."""
+    if not isinstance(node, hipGraphNode_t) or node.graph is None or node.graph.destroyed:
+        _raise(hipError_t.hipErrorInvalidValue, f"node must be a live hipGraphNode_t, not {node!r}")
     return node
 
 
 def _kernel_node(node) -> hipGraphNode_t:
-    if not isinstance(node, hipGraphNode_t) or node.graph is None or node.type != _T.hipGraphNodeTypeKernel:
+    if not isinstance(node, hipGraphNode_t) or node.graph is None or node.graph.destroyed or \
+            node.type != _T.hipGraphNodeTypeKernel:
         _raise(hipError_t.hipErrorInvalidValue, f"node must be a kernel node, not {node!r}")
     return node

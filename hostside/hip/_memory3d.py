@@ -231,6 +231,8 @@ def hipMemcpy3D(p) -> None:
 def hipMemcpy3DAsync(p, stream=None) -> None:
     """hipMemcpy3D on ``stream``, in its order; returns as hipMemcpy2DAsync does: at once for device
     and pinned sides; from a pageable host side to the device once the region is staged, when its bytes
-    fit one staging buffer (1 MiB) and it has at most STAGED_SLICES (64) slices of separate rows (else
-    once the copy has landed); to a pageable host side once the data is there."""
+    fit one staging buffer (1 MiB) and it has at most STAGED_SLICES (64) slices of separate rows; else
+    slice by slice as hipMemcpy2DAsync copies each (a slice that fits a staging buffer is staged and
+    takes one of the 8 buffers, so from the ninth slice on each waits for the oldest to land); to a
+    pageable host side once the data is there."""
     _memcpy3d("hipMemcpy3DAsync", p, stream, False)

@@ -515,3 +515,37 @@ def test_exec_update_with_child_graph_and_host_nodes(res, mod):
     hip.hipGraphExecUpdate(exe, g2)
     _run(exe, s)
     assert seen == ["new"]
+
+
+def test_memcpy_params_give_back_a_sliced_host_array_as_passed(res):
+    """GetParams of a copy from a slice of a host array gives that slice (not its base array, which
+    moved the copy to byte 0 when the parameters were set back: review finding)."""
+    s = res.stream()
+    g = res.graph()
+    dst = res.malloc()
+    whole = np.arange(2 * N, dtype=np.int32)
+    part = whole[N:]                                   # bytes NB.. of ``whole``
+    cp = hip.hipGraphAddMemcpyNode1D(g, None, dst, part, NB, hip.hipMemcpyHostToDevice)
+    p = hip.hipGraphMemcpyNodeGetParams(cp)
+    assert p.src is part and p.dst == dst
+    hip.hipGraphMemcpyNodeSetParams(cp, p)             # read, set back: the same copy
+    exe = res.exe(g)
+    _run(exe, s)
+    out = np.zeros(N, np.int32)
+    hip.hipMemcpy(out, dst, NB, hip.hipMemcpyDeviceToHost)
+    assert (out == np.arange(N, 2 * N)).all()
+
+
+def test_the_nodes_of_a_destroyed_graph_are_refused(res):
+    """After hipGraphDestroy its nodes are not valid nodes (CLR: isNodeValid): every getter and setter
+    refuses them with hipErrorInvalidValue (they were still accepted: review finding)."""
+    g = hip.hipGraphCreate()
+    calls = []
+    host = hip.hipGraphAddHostNode(g, None, hip.hipHostNodeParams(calls.append, 1))
+    fill = hip.hipGraphAddMemsetNode(g, None, hip.hipMemsetParams(res.malloc(), 0, NB, 4))
+    hip.hipGraphDestroy(g)
+    IV = hip.hipError_t.hipErrorInvalidValue
+    assert _err(hip.hipGraphHostNodeGetParams, host) == IV
+    assert _err(hip.hipGraphHostNodeSetParams, host, hip.hipHostNodeParams(calls.append, 2)) == IV
+    assert _err(hip.hipGraphMemsetNodeGetParams, fill) == IV
+    assert _err(hip.hipGraphNodeGetType, fill) == IV
