@@ -235,6 +235,9 @@ class GraphExec:
         """hipGraphLaunch on the stream whose VirtualGPU is ``v``."""
         with self.lock:
             p = self.full
+            if p is None:
+                raise HsaError(L.HSA_STATUS_ERROR_INVALID_ARGUMENT, "this exec could not be rebuilt after a "
+                               "parameter change failed: it can only be destroyed")
             if p.n_lanes > 1 and len(v.aux) < p.n_lanes - 1:
                 try:
                     if getattr(v, "_graph_no_aux", False):

@@ -79,7 +79,13 @@ def _rebuild(ex) -> None:
     if ex.karg_base:
         ex.rt.free(ex.karg_base)
         ex.karg_base = 0
-    ex._build(ex.rt, ex.order)
+    try:
+        ex._build(ex.rt, ex.order)
+    except BaseException:
+        # the old replicas are gone and the new ones are not whole: the exec cannot be launched any
+        # more (a launch is an error naming why), only destroyed
+        ex.plans, ex.full = {}, None
+        raise
 
 
 def _set_ops(ex, en) -> bool:

@@ -549,3 +549,29 @@ def test_the_nodes_of_a_destroyed_graph_are_refused(res):
     assert _err(hip.hipGraphHostNodeSetParams, host, hip.hipHostNodeParams(calls.append, 2)) == IV
     assert _err(hip.hipGraphMemsetNodeGetParams, fill) == IV
     assert _err(hip.hipGraphNodeGetType, fill) == IV
+
+
+def test_an_exec_whose_rebuild_failed_is_refused_at_launch_and_can_be_destroyed(res, monkeypatch):
+    """A setter that must rebuild the exec and fails half way (out of signals or kernarg memory) leaves
+    no replica naming freed signals behind: the exec refuses every later launch with an error, and
+    hipGraphExecDestroy still works (review finding: the old plan stayed, its replicas released)."""
+    from hostside.hsa import HsaError
+    from shm_layout import layouts as L
+    s = res.stream()
+    g = res.graph()
+    src, dst = res.malloc(), res.malloc()
+    cp = hip.hipGraphAddMemcpyNode1D(g, None, dst, src, NB, hip.hipMemcpyDefault)
+    exe = hip.hipGraphInstantiate(g)
+    _run(exe, s)
+
+    def no_room(*_a, **_k):
+        raise HsaError(L.HSA_STATUS_ERROR_OUT_OF_RESOURCES, "no signal left (injected)")
+    monkeypatch.setattr(type(exe.impl), "_build", no_room)
+    host_src = np.full(N, 42, np.int32)                # pinned -> device: other ops, a rebuild
+    with pytest.raises(hip.HipError):
+        hip.hipGraphExecMemcpyNodeSetParams(exe, cp, hip.hipMemcpyNodeParams(dst, host_src, NB, hip.hipMemcpyDefault))
+    monkeypatch.undo()
+    with pytest.raises(hip.HipError, match="can only be destroyed"):
+        hip.hipGraphLaunch(exe, s)
+    hip.hipStreamSynchronize(s)
+    hip.hipGraphExecDestroy(exe)
