@@ -85,13 +85,14 @@ class TaskRings:
         self.unwoken = [False] * n_engines     # per engine: events published since its consumer's last notify
         self.woke_ns = [0] * n_engines         # per engine: when that notify was (CLOCK_MONOTONIC ns)
         self.heads = [0] * n_engines           # per engine: its ring's head, as last read
+        self.emitters = [self.emitter(e) for e in range(n_engines)]     # emit, per engine
 
     def emit(self, engine, did, kobj, start, end, fetch, prev, grid, karg: bytes, ptype: int) -> bool:
         """Publish one executed packet on ``engine``'s ring; False when it was dropped (ring full, or
         its lane dead). ``prev``: the queue's previous dispatch id, 0 for none (see the module)."""
         if engine >= len(self.rings):
             return False
-        return self.emitter(engine)(did, kobj, start, end, fetch, prev, grid[0], grid[1], grid[2], karg, ptype)
+        return self.emitters[engine](did, kobj, start, end, fetch, prev, grid[0], grid[1], grid[2], karg, ptype)
 
     def emitter(self, engine: int):
         """``emit`` for one engine, as a function of its own: the engine's hot path calls it once per

@@ -115,7 +115,7 @@ class AqlEngine(RingEngine):
         self.trace = cp.trace
         self.dfx = cp.dfx
         #: the engine's task-ring publisher (profiling, mode real), or None
-        self.emit = cp.dfx.emitter(engine) if cp.dfx is not None else None
+        self.emit = cp.dfx.emitters[engine] if cp.dfx is not None else None
         self.check_signal = cp.check_signal
         self.complete_signal = cp.complete_signal
         self.signal_value = cp.signal_value

@@ -7,7 +7,6 @@ import logging
 import time
 
 from shm_layout import layouts as L
-from shm_layout.sync import wait_until
 
 from ..hsa import HsaError
 

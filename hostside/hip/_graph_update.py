@@ -13,15 +13,12 @@ from __future__ import annotations
 import copy
 import enum
 
-from shm_layout import layouts as L
-
-from ._context import _st
 from ._errors import HipError, _api, _raise, hipError_t
 from ._graph_api import _enode, _exec, _flatten
 from ._graph_nodeparams import host_spec, memcpy1d_args, memcpy1d_spec, memcpy_spec, memset_spec
 from ._graph_build import _node_event
 from ._graph_types import _T, _any_node, _graph, hipGraph_t, hipMemcpyNodeParams
-from ._memory import hipMemcpyKind
+from ._memory import _device_of, hipMemcpyKind
 from ._schedule import _expand
 
 __all__ = ["hipGraphExecUpdateResult", "hipGraphExecUpdateSuccess", "hipGraphExecUpdateError",
@@ -167,15 +164,6 @@ def hipGraphExecMemsetNodeSetParams(hGraphExec, node, params) -> None:
                f"a 2-D memset of an exec must keep its {old.size}-byte width and {old.rows} rows, "
                f"not {spec.size} and {spec.rows}")
     apply_specs(ex, [(en, spec)])
-
-
-def _device_of(addr):
-    """The device whose memory ``addr`` is in, or None (pinned host memory)."""
-    topo = _st().rt.pm.topo
-    for a in range(topo.n_agents):
-        if L.device_base(a) <= addr < L.device_base(a) + topo.memory_bytes:
-            return a
-    return None
 
 
 def _same_kind(en, kind) -> None:

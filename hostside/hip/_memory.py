@@ -309,12 +309,10 @@ def _classify(p, size: int, what: str):
     if L.HOST_POOL_BASE <= p < L.HOST_POOL_BASE + topo.host_pool_bytes:
         table, kind = rt.host_table, "pinned"
     else:
-        for a in range(topo.n_agents):
-            if L.device_base(a) <= p < L.device_base(a) + topo.memory_bytes:
-                table, kind = rt.device_tables[a], "device"
-                break
-        else:
+        a = _device_of(p)
+        if a is None:
             _raise(hipError_t.hipErrorInvalidValue, f"{what} {p:#x} is not a device or pinned host pointer")
+        table, kind = rt.device_tables[a], "device"
     hit = table.lookup(p)
     if hit is None or p + size > hit[0] + hit[1]:
         _raise(hipError_t.hipErrorInvalidValue,
@@ -322,10 +320,13 @@ def _classify(p, size: int, what: str):
     return kind, p
 
 
-def _agent_of(p: int) -> int:
-    """The device whose memory holds device pointer ``p`` (``_classify`` found it there)."""
-    rt = _st().rt
-    return next(a for a in range(rt.pm.topo.n_agents) if L.device_base(a) <= p < L.device_base(a) + rt.pm.topo.memory_bytes)
+def _device_of(p: int):
+    """The device whose memory aperture holds address ``p``, or None (not device memory)."""
+    topo = _st().rt.pm.topo
+    for a in range(topo.n_agents):
+        if L.device_base(a) <= p < L.device_base(a) + topo.memory_bytes:
+            return a
+    return None
 
 
 def _memory_device_stream(s, devices: set):
@@ -379,7 +380,7 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
     if s.capture is not None:
         return s.capture.add_memcpy(s, dst, src, size, dk, sk)
     orig = s
-    s = _memory_device_stream(s, {_agent_of(p) for k, p in ((dk, d), (sk, sp)) if k == "device"})
+    s = _memory_device_stream(s, {_device_of(p) for k, p in ((dk, d), (sk, sp)) if k == "device"})
     v = s.vgpu
     rt = _st().rt
     if dk == "pageable" and sk == "pageable":
