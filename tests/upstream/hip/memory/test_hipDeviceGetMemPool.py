@@ -27,7 +27,10 @@ def test_Unit_hipDeviceGetMemPool_Functional(platform, kmod):
     mempools_supported(0)
     pool = hip.hipDeviceGetMemPool(0)
     hip.hipMemPoolSetAttribute(pool, hip.hipMemPoolAttrReleaseThreshold, UINT64_MAX)
-    assert check_malloc_async(kmod, NUM_ELM)
+    try:
+        assert check_malloc_async(kmod, NUM_ELM)
+    finally:        # the default pool outlives the test: later tests expect its default threshold
+        hip.hipMemPoolSetAttribute(pool, hip.hipMemPoolAttrReleaseThreshold, 0)
 
 
 def test_Unit_hipDeviceGetMemPool_Multidevice(platform):
@@ -44,4 +47,7 @@ def test_Unit_hipDeviceGetDefaultMemPool_Functional(platform, kmod):
     mempools_supported(0)
     pool = hip.hipDeviceGetDefaultMemPool(0)
     hip.hipMemPoolSetAttribute(pool, hip.hipMemPoolAttrReleaseThreshold, UINT64_MAX)
-    assert check_malloc_async(kmod, NUM_ELM)
+    try:
+        assert check_malloc_async(kmod, NUM_ELM)
+    finally:        # the default pool outlives the test: later tests expect its default threshold
+        hip.hipMemPoolSetAttribute(pool, hip.hipMemPoolAttrReleaseThreshold, 0)
