@@ -82,8 +82,14 @@ def test_backpressure(tmp_path):
         assert r["balanced"] == "True", r
         assert int(r["dropped"]) == 0, r                # block and common_mode wait, they do not drop
         assert int(r["tasks_joined"]) > 0, r            # both lanes profiled their stream
-    shrunk = [r for r in rows if r["pool_lane0"] == "1" and r["lane"] == "0"]
-    assert all(float(r["stall_ms"]) > 0 for r in shrunk), shrunk   # one buffer per pool: every switch waits
+    # Whether the one-buffer lane waits at a switch is the scheduler's to decide, not the protocol's: on
+    # a loaded 2-core machine the collector, woken by the push, can preempt the lane, drain and return
+    # the buffer before the lane looks for it (a CI run saw 0 stalls in 25 switches under block). So
+    # the stall time is reported (the study's claim_held), not asserted; what the policy decides is:
+    for r in rows:
+        assert float(r["stall_ms"]) >= 0 and int(r["expired"]) == 0, r      # every wait ended in a release
+        if r["policy"] == "block":
+            assert int(r["common_stalls"]) == 0, r      # a per-lane policy never parks at the common gate
 
 
 def test_graphs(tmp_path):
