@@ -17,7 +17,7 @@ import warnings
 from .. import replay
 from ._context import _get_stream, _peek_stream, _st
 from ._errors import _api, _raise, hipError_t
-from ._graph_build import _kernel_spec
+from ._graph_build import _node_kernel_spec
 from ._graph_exec import GraphExec
 from ._graph_types import (_T, _TYPE_NAMES, ChildSpec, _graph, hipGraph_t, hipGraphNode_t,
                            hipKernelNodeParams)
@@ -243,9 +243,7 @@ def hipGraphExecKernelNodeSetParams(graphExec, node, params: hipKernelNodeParams
     the node's kernarg block and packet); the graph and other execs keep their parameters."""
     ex = _exec(graphExec)
     en = _enode(ex, node, (_T.hipGraphNodeTypeKernel,))
-    if not isinstance(params, hipKernelNodeParams):
-        _raise(hipError_t.hipErrorInvalidValue, f"params must be a hipKernelNodeParams, not {params!r}")
-    spec = _kernel_spec(params.func, params.kernelParams, params.gridDim, params.blockDim, params.sharedMemBytes)
+    spec = _node_kernel_spec(params)
     ex.set_kernel(en, spec)
 
 

@@ -14,7 +14,7 @@ from ._graph_types import (_T, ChildSpec, CopySpec, FillSpec, HostSpec, KernelSp
                            _graph, _kernel_node, _node, _node_list, hipGraph_t, hipGraphNode_t, hipGraphNodeType,
                            hipHostNodeParams, hipKernelNodeParams, hipMemcpyNodeParams, hipMemsetParams)
 from ._memory import _classify, _kind_allows, hipMemcpyKind
-from ._module import _pack_value, hipFunction_t
+from ._module import _extra_params, _pack_value, hipFunction_t
 from ._stream import _event
 from . import _userobj
 
@@ -28,7 +28,15 @@ __all__ = ["hipGraphCreate", "hipGraphDestroy", "hipGraphAddKernelNode", "hipGra
 
 
 # -- node specs --------------------------------------------------------------------------------------
-def _kernel_spec(f, params, grid_blocks, block, shared) -> KernelSpec:
+def _node_kernel_spec(p) -> KernelSpec:
+    """The KernelSpec of a ``hipKernelNodeParams`` (its arguments from ``kernelParams`` or, as a
+    launch's, from an ``extra`` list: HIP_LAUNCH_PARAM_BUFFER_POINTER/SIZE/END)."""
+    if not isinstance(p, hipKernelNodeParams):
+        _raise(hipError_t.hipErrorInvalidValue, f"params must be a hipKernelNodeParams, not {p!r}")
+    return _kernel_spec(p.func, p.kernelParams, p.gridDim, p.blockDim, p.sharedMemBytes, p.extra)
+
+
+def _kernel_spec(f, params, grid_blocks, block, shared, extra=None) -> KernelSpec:
     if type(f) is not hipFunction_t:
         _raise(hipError_t.hipErrorInvalidDeviceFunction, f"func must be a hipFunction_t, not {f!r}")
     if f.module.co.unloaded:
@@ -38,6 +46,10 @@ def _kernel_spec(f, params, grid_blocks, block, shared) -> KernelSpec:
     if not isinstance(shared, (int, np.integer)) or shared < 0:
         _raise(hipError_t.hipErrorInvalidValue, f"sharedMemBytes must be a non-negative int, not {shared!r}")
     sig = f.sig
+    if extra is not None:
+        if params is not None:
+            _raise(hipError_t.hipErrorInvalidValue, "pass kernelParams or extra, not both")
+        params = _extra_params(f, extra)
     params = tuple(params) if params is not None else ()
     if len(params) != len(sig.args):
         _raise(hipError_t.hipErrorInvalidValue,
@@ -118,11 +130,7 @@ def hipGraphDestroy(graph) -> None:
 @_api
 def hipGraphAddKernelNode(graph, dependencies, params: hipKernelNodeParams) -> hipGraphNode_t:
     g = _graph(graph)
-    if not isinstance(params, hipKernelNodeParams):
-        _raise(hipError_t.hipErrorInvalidValue, f"params must be a hipKernelNodeParams, not {params!r}")
-    if params.extra is not None:
-        _raise(hipError_t.hipErrorNotSupported, "the extra argument is not supported; pass kernelParams")
-    spec = _kernel_spec(params.func, params.kernelParams, params.gridDim, params.blockDim, params.sharedMemBytes)
+    spec = _node_kernel_spec(params)
     return g._add(_T.hipGraphNodeTypeKernel, dependencies, spec)
 
 
@@ -295,10 +303,7 @@ def hipGraphKernelNodeGetParams(node) -> hipKernelNodeParams:
 def hipGraphKernelNodeSetParams(node, params: hipKernelNodeParams) -> None:
     """Changes the graph (and execs instantiated from it later), not existing execs."""
     n = _kernel_node(node)
-    if not isinstance(params, hipKernelNodeParams):
-        _raise(hipError_t.hipErrorInvalidValue, f"params must be a hipKernelNodeParams, not {params!r}")
-    n.spec = _kernel_spec(params.func, params.kernelParams, params.gridDim, params.blockDim,
-                          params.sharedMemBytes)
+    n.spec = _node_kernel_spec(params)
 
 
 @_api
