@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hostside.faults import load_scenario_text
+from hostside.faults import builtin_scenarios, load_scenario_text
 from shm_layout.errors import ConfigError
 from tests.scenarios.runkit import check_consistent, of, run, verdicts
 
@@ -82,11 +82,34 @@ def test_stall_engine_other_engine_serves_stalled_queue_resumes(tmp_path):
         assert "matplotlib" in rep["outputs"]["plot_note"]
 
 
+def with_faults(name: str, tmp_path, *faults: str) -> str:
+    """A copy of the shipped scenario ``name`` in ``tmp_path`` (the same file name: ``run`` writes to the same
+    ``run-<name>`` folder) with ``faults`` (``[[fault]]`` tables, as TOML) appended after its own; its path."""
+    src = builtin_scenarios()[name]
+    dst = tmp_path / src.name
+    dst.write_text(src.read_text() + "".join("\n[[fault]]\n" + f.strip() + "\n" for f in faults))
+    return str(dst)
+
+
+#: lane-stall-stop-collector's trigger (lane 0's first stall) left to the free flow may never come: on a
+#: loaded 2-core machine a collector woken by the lane's publish can preempt it and hand its one buffer
+#: back before the lane's pop gate looks, every time. A slow collector from the lanes' first record (the
+#: lanes write for at least 1 s, rate-limited) makes the drain shard sleep 50 ms after each buffer, so
+#: the lane's next publish of its one buffer finds none free: lane 0 waits at its pop gate for certain.
+FORCED_STALL = """
+kind = "slow_collector"
+after_records = 1
+delay_s = 0.05
+duration_s = 0.3
+"""
+
+
 @pytest.mark.slow
 def test_fault_triggered_when_a_dfx_lane_first_stalls(tmp_path):
-    r, rep, hist = run("lane-stall-stop-collector", tmp_path, "--no-plot")
+    r, rep, hist = run(with_faults("lane-stall-stop-collector", tmp_path, FORCED_STALL), tmp_path, "--no-plot")
     check_consistent(r, rep, hist)
-    stop = rep["faults"][1]
+    stop, slow = rep["faults"][1], rep["faults"][2]
+    assert slow["kind"] == "slow_collector" and slow["state"] == "injected"
     assert stop["state"] == "injected" and stop["trigger"] == {"on_lane_stall": 0}
     lanes = of(hist, "dfx_lanes")[0]["lanes"]
     assert lanes[0]["stalls"] >= 1
