@@ -29,6 +29,9 @@ listed before it (no cycles):
   <- ``_graph_api`` (instantiate, launch, exec updates).
 * ``_graph_nodeparams`` (node parameters of a graph) <- ``_graph_update`` (exec node setters,
   hipGraphExecUpdate; after ``_graph_api``).
+* ``_launch_more`` (hipLaunchKernel, hipExtLaunchKernel, cooperative launches: on ``_module``'s launch
+  path, with ``_misc``'s occupancy), ``_device_more`` (hipDeviceGetUuid, P2P attributes, link type,
+  profiler markers, hipSetValidDevices, hipMemAllocHost, hipGetDevicePropertiesR0600).
 
 Imports ``hostside.replay``, ``hostside.clr``, ``hostside.hsa``, ``hostside.platform`` (only so that it
 registers the embedded-platform factory with hsa) and ``shm_layout``.
@@ -129,6 +132,10 @@ from ._graph_nodeparams import __all__ as _nodeparams_all
 from ._graph_nodeparams import *  # noqa: F401,F403 - graph node get/set (listed in its __all__)
 from ._graph_update import __all__ as _update_all
 from ._graph_update import *  # noqa: F401,F403 - exec node setters, hipGraphExecUpdate (its __all__)
+from ._launch_more import (hipExtAnyOrderLaunch, hipExtLaunchKernel, hipLaunchCooperativeKernel, hipLaunchKernel,
+                           hipModuleLaunchCooperativeKernel)
+from ._device_more import __all__ as _device_more_all
+from ._device_more import *  # noqa: F401,F403 - uuid, P2P attributes, link type, profiler, aliases (its __all__)
 from ._userobj import (hipGraphReleaseUserObject, hipGraphRetainUserObject, hipGraphUserObjectMove, hipUserObject_t,
                        hipUserObjectCreate, hipUserObjectNoDestructorSync, hipUserObjectRelease, hipUserObjectRetain)
 
@@ -238,6 +245,11 @@ __all__ = [
     "hipGraphInstantiateWithParams", "hipGraphExecGetFlags",
     # node parameters of a graph (_graph_nodeparams); of an exec, hipGraphExecUpdate (_graph_update)
     *_nodeparams_all, *_update_all,
+    # runtime-API and cooperative launches (_launch_more)
+    "hipLaunchKernel", "hipExtLaunchKernel", "hipLaunchCooperativeKernel", "hipModuleLaunchCooperativeKernel",
+    "hipExtAnyOrderLaunch",
+    # uuid, P2P attributes, link type, profiler markers, hipSetValidDevices, aliases (_device_more)
+    *_device_more_all,
     # user objects (_userobj)
     "hipUserObject_t", "hipUserObjectNoDestructorSync", "hipGraphUserObjectMove", "hipUserObjectCreate",
     "hipUserObjectRetain", "hipUserObjectRelease", "hipGraphRetainUserObject", "hipGraphReleaseUserObject",

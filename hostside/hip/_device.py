@@ -3,6 +3,7 @@ versions, synchronize and reset."""
 from __future__ import annotations
 
 import enum
+import hashlib
 
 import numpy as np
 
@@ -69,7 +70,10 @@ DEVICE_LIMITS = {
     "surfaceAlignment": 256, "asyncEngineCount": 1, "concurrentKernels": 1, "canMapHostMemory": 1,
     "canUseHostPointerForRegisteredMem": 1, "integrated": 0, "managedMemory": 0, "concurrentManagedAccess": 0,
     "directManagedMemAccessFromHost": 0, "pageableMemoryAccess": 0, "pageableMemoryAccessUsesHostPageTables": 0,
-    "hostNativeAtomicSupported": 1, "cooperativeLaunch": 0, "cooperativeMultiDeviceLaunch": 0,
+    "hostNativeAtomicSupported": 1, "cooperativeMultiDeviceLaunch": 0,
+    # hipLaunchCooperativeKernel / hipModuleLaunchCooperativeKernel (_launch_more): a grid runs as one
+    # vectorised call, so a grid barrier holds; grids over what occupancy lets be co-resident are refused
+    "cooperativeLaunch": 1,
     "computeMode": 0, "computePreemptionSupported": 0, "kernelExecTimeoutEnabled": 0, "ECCEnabled": 0,
     "globalL1CacheSupported": 1, "localL1CacheSupported": 1, "streamPrioritiesSupported": 0,
     "pciDomainID": 0, "pciDeviceID": 0, "isLargeBar": 1, "asicRevision": 0,
@@ -85,7 +89,14 @@ def _properties(rt, device: int) -> dict:
                 name=rt.agents[device].name, gcnArchName=f"hdemu-{topo.cfg['arch']}",
                 major=DEVICE_MAJOR, minor=DEVICE_MINOR, totalGlobalMem=topo.memory_bytes,
                 multiProcessorCount=topo.n_engines, pciBusID=device, isMultiGpuBoard=int(n > 1),
-                multiGpuBoardGroupID=0, maxQueues=topo.max_queues, queueSizeMax=topo.qmax)
+                multiGpuBoardGroupID=0, maxQueues=topo.max_queues, queueSizeMax=topo.qmax,
+                uuid=_uuid(topo.cfg['arch'], device))
+
+
+def _uuid(arch, device: int) -> bytes:
+    """hipDeviceProp_t.uuid / hipDeviceGetUuid: 16 ASCII hex digits, as ROCm reports a GPU's unique id
+    (rocminfo's "GPU-<16 hex digits>"); stable across runs, one per emulated device."""
+    return hashlib.sha256(f"hdemu:{arch}:{device}".encode()).hexdigest()[:16].encode()
 
 
 def _check_device(rt, device) -> None:
