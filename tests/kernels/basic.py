@@ -63,3 +63,31 @@ def span(ctx, out, slot, seconds):
     if seconds > 0:
         time.sleep(seconds)
     out[2 * slot + 1] = time.monotonic_ns()
+
+
+@kernel("u32* flag, f64 limit_s")
+def gate(ctx, flag, limit_s):
+    """Runs until the host sets flag[0] non-zero (a hold the test opens: "still running" is a fact,
+    not a race against a timer); polls with short sleeps (two cores: never a spin) and fails after
+    limit_s seconds, so a test that never opens it still ends."""
+    deadline = time.monotonic() + limit_s
+    while flag[0] == 0:
+        if time.monotonic() > deadline:
+            raise TimeoutError("gate kernel was never opened")
+        time.sleep(0.0005)
+
+
+@kernel("u64* out, u32 slot, u32* flags, u32 mine, u32 other, f64 limit_s")
+def span_meet(ctx, out, slot, flags, mine, other, limit_s):
+    """``span`` whose middle is a rendezvous: writes its start into out[2*slot], sets flags[mine], waits
+    (short sleeps, failing after limit_s seconds) until flags[other] is non-zero, then writes its end
+    into out[2*slot+1]. Two of them waiting for each other's flag ran at the same time; waiting for a
+    flag only the host sets makes it a gate the test opens."""
+    out[2 * slot] = time.monotonic_ns()
+    flags[mine] = 1
+    deadline = time.monotonic() + limit_s
+    while flags[other] == 0:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"span_meet: flag {other} was never set")
+        time.sleep(0.0005)
+    out[2 * slot + 1] = time.monotonic_ns()
