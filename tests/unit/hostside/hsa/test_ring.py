@@ -78,9 +78,10 @@ def test_consumed_slots_read_invalid_and_doorbell_holds_last_id(rt):
 def test_full_queue_makes_submitter_wait_and_wraps(rt):
     size = 8
     q = rt.queue_create(0, size)
+    gate = rt.signals.create(1)
+    t = None
     try:
         x = rt.allocate(0, 4, L.ALLOC_DEVICE)
-        gate = rt.signals.create(1)
         barrier(q, [gate.handle])           # holds the queue until the gate opens
         n = 3 * size + 5
         done = rt.signals.create(n)
@@ -92,9 +93,16 @@ def test_full_queue_makes_submitter_wait_and_wraps(rt):
                 submitted.append(dispatch(q, rt.co, "inc", (x, 1), signal=done.handle))
         t = threading.Thread(target=submit)
         t.start()
-        time.sleep(0.3)
-        # the ring holds `size` packets: the submitter is blocked on a full queue
+        # the ring holds `size` packets (the barrier and size - 1 dispatches): the submitter gets that
+        # far, then blocks on the full queue (a short negative check: it stays there, still alive)
+        deadline = time.monotonic() + 30
+        while len(submitted) < size - 1 and time.monotonic() < deadline:
+            time.sleep(0.001)
         assert len(submitted) == size - 1
+        stay = time.monotonic() + 0.2
+        while time.monotonic() < stay:
+            assert len(submitted) == size - 1 and t.is_alive(), "the submitter went past a full queue"
+            time.sleep(0.005)
         assert q.load_read_index() == 0  # nothing consumed while the gate is shut
         gate.store(0)
         t.join(30)
@@ -108,6 +116,9 @@ def test_full_queue_makes_submitter_wait_and_wraps(rt):
         assert out[0] == n
         rt.free(x)
     finally:
+        gate.store(0)                       # a failed check never leaves the submitter blocked
+        if t is not None:
+            t.join(30)
         q.destroy()
 
 
@@ -236,19 +247,25 @@ def test_faulting_kernels(rt, name, args, status):
 
 def test_long_kernel_does_not_block_other_queue(rt):
     q1, q2 = rt.queue_create(0, 16), rt.queue_create(0, 16)
+    flag = rt.allocate(None, 4, L.ALLOC_HOST)
+    seg, off, _r = rt.pm.resolve(flag, 4)
+    opened = np.frombuffer(seg.buf, np.uint32, 1, off)
+    opened[0] = 0
     try:
         assert q1.engine != q2.engine
         slow, fast = rt.signals.create(1), rt.signals.create(1)
-        dispatch(q1, rt.co, "sleep", (1.5,), signal=slow.handle)
-        time.sleep(0.05)
-        t = time.monotonic()
+        dispatch(q1, rt.co, "gate", (flag, 60.0), signal=slow.handle)   # runs until the test opens it
         dispatch(q2, rt.co, "empty", signal=fast.handle)
-        assert wait_zero(fast, 10) == 0
-        assert slow.load() == 1          # the fast kernel finished while the slow one still runs
-        assert wait_zero(slow, 10) == 0
+        assert wait_zero(fast, 30) == 0
+        assert slow.load() == 1          # the fast kernel finished while the gated one still runs
+        opened[0] = 1
+        assert wait_zero(slow, 30) == 0
     finally:
+        opened[0] = 1                    # never leave the gate kernel waiting
+        del opened
         q1.destroy()
         q2.destroy()
+        rt.free(flag)
 
 
 def test_signal_wait_conditions_and_timeout(rt):
