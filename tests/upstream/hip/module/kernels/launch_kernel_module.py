@@ -1,5 +1,5 @@
 """launch_kernel_module.cc as a code object: the kernels of the hipModuleLaunchKernel /
-hipExtModuleLaunchKernel parameter tests (the cooperative-groups kernel has no counterpart)."""
+hipExtModuleLaunchKernel / hipModuleLaunchCooperativeKernel parameter tests."""
 import time
 
 from shm_layout.kernels import kernel
@@ -19,3 +19,9 @@ def Kernel42(ctx, out):
 def Delay(ctx, interval, ticks_per_ms):
     """Runs for about ``interval`` milliseconds (ticks_per_ms is unused: the host clock is the clock)."""
     time.sleep(interval / 1000.0)
+
+
+@kernel("")
+def CoopKernel(ctx):
+    """cooperative_groups::this_grid().sync(): the whole grid runs as one call, so the barrier holds."""
+    pass
