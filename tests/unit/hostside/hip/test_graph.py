@@ -9,6 +9,7 @@ from hostside import hip
 from hostside import hsa
 from tests.paths import kernel_file
 from tests.unit.hostside.hip.embedded import embedded_module
+from tests.upstream.hipkit import wait_until
 
 KFILE = kernel_file("basic.py")
 pytestmark = pytest.mark.timeout(120)
@@ -176,29 +177,54 @@ def test_diamond_honours_its_edges(mod, stream, dmem, slow):
 
 
 def test_independent_branches_overlap_and_removing_an_edge_lets_them(mod, stream, dmem):
-    """B and C of a diamond run on two lanes; with the edge C -> D removed, D may start before C ends."""
+    """B and C of a diamond run on two lanes; with the edge C -> D removed, D may start before C ends.
+    Held, not timed: B and C meet (each sets its flag and waits for the other's: neither ends unless
+    both run at once); then C waits for a flag only the test sets, once D has ended."""
     out = dmem(8 * 8, host=True)
-    g, nodes = _span_graph(mod, out, [(0, 1), (0, 2), (1, 3), (2, 3)], [0.0, 0.2, 0.2, 0.0])
+    flags = dmem(4 * 4, host=True)
+    fl = hip.host_array(flags, np.uint32, 4)
+    span, meet = fn(mod, "span"), fn(mod, "span_meet")
+    # A -> B, A -> C, B -> D, C -> D; B sets flag 0 and waits for 1, C sets 1 and waits for 0 (then 2)
+    g = hip.hipGraphCreate()
+    a = hip.hipGraphAddKernelNode(g, [], kparams(span, [out, 0, 0.0]))
+    b = hip.hipGraphAddKernelNode(g, [a], kparams(meet, [out, 1, flags, 0, 1, 30.0]))
+    c = hip.hipGraphAddKernelNode(g, [a], kparams(meet, [out, 2, flags, 1, 0, 30.0]))
+    d = hip.hipGraphAddKernelNode(g, [b, c], kparams(span, [out, 3, 0.0]))
     ex = hip.hipGraphInstantiate(g)
     if ex.statistics().aql_lanes < 2:
         pytest.fail("a diamond should be scheduled on two AQL lanes")
-    hip.hipGraphLaunch(ex, stream)
-    hip.hipStreamSynchronize(stream)
-    if stream.vgpu.aux[0].engine == stream.vgpu.queue.engine:
+    # the branch lane's queue (what the launch creates): on the stream's engine B and C could not meet
+    if stream.vgpu.aux_queue(0).engine == stream.vgpu.queue.engine:
         hip.hipGraphExecDestroy(ex)
         pytest.skip("the auxiliary queue landed on the stream's engine: no overlap possible")
-    start, end = _spans(out, 4)
-    assert start[2] < end[1] and start[1] < end[2], "B and C should overlap"
-    assert start[3] >= max(end[1], end[2])
-    hip.hipGraphExecDestroy(ex)
-    hip.hipGraphRemoveDependencies(g, nodes[2], nodes[3])
-    hip.hipGraphKernelNodeSetParams(nodes[2], kparams(fn(mod, "span"), [out, 2, 0.4]))   # C slower
-    ex = hip.hipGraphInstantiate(g)
-    hip.hipGraphLaunch(ex, stream)
-    hip.hipStreamSynchronize(stream)
-    start, end = _spans(out, 4)
-    assert start[3] >= end[1] and start[3] < end[2], "without C -> D, D runs while C does"
-    hip.hipGraphExecDestroy(ex)
+    try:
+        fl[:] = 0
+        hip.hipGraphLaunch(ex, stream)
+        hip.hipStreamSynchronize(stream)
+        start, end = _spans(out, 4)
+        assert start[2] < end[1] and start[1] < end[2], "B and C should overlap"
+        assert start[3] >= max(end[1], end[2])
+        hip.hipGraphExecDestroy(ex)
+        ex = None
+        hip.hipGraphRemoveDependencies(g, c, d)
+        hip.hipGraphKernelNodeSetParams(c, kparams(meet, [out, 2, flags, 1, 2, 30.0]))   # C: held by flag 2
+        ex = hip.hipGraphInstantiate(g)
+        fl[:] = 0
+        hip.host_array(out, np.uint64, 8)[:] = 0
+        hip.hipGraphLaunch(ex, stream)
+        ends = hip.host_array(out, np.uint64, 8)[1::2]
+        wait_until(lambda: ends[3] != 0, 20.0, "D to end while C is held")
+        assert ends[2] == 0, "C ended while the test held it"
+        fl[2] = 1
+        hip.hipStreamSynchronize(stream)
+        start, end = _spans(out, 4)
+        assert start[3] >= end[1] and start[3] < end[2], "without C -> D, D runs while C does"
+    finally:
+        fl[:] = 1                      # never leave a kernel waiting (the stream synchronises first)
+        hip.hipStreamSynchronize(stream)
+        if ex is not None:
+            hip.hipGraphExecDestroy(ex)
+        hip.hipGraphDestroy(g)
 
 
 def test_random_dags_honour_every_edge(mod, stream, dmem):
