@@ -146,7 +146,7 @@ def test_agent_drain_runs_out_decline(scenario):
     o = r["outcomes"][-1]
     assert o["status"] == "declined" and o["reason"].startswith("agent_drain_stuck")
     assert o["executed"] == 1 and r["ok"]                     # the dispatch ran once
-    assert r["took"] < 2.5                                    # did not wait for the persistent kernel
+    assert r["held"], r                                       # returned while the persistent kernel ran
     assert "agent_drain_stuck" in run.stderr                  # the reason is reported
 
 
