@@ -180,7 +180,10 @@ def test_missing_write_back_starves_lane_on_a5_only(tmp_path, arch):
 
 
 def test_quiesce_drains_without_retiring_threads(tmp_path):
-    plat = synthetic(tmp_path, synthetic_duration_s=3.0, synthetic_records_per_s=20000).start()
+    # the lanes write until plat.stop() ends them (it sets ctl.stop, which they check between batches):
+    # with a duration of their own they could finish while the test still waits (up to 30 + 20 + 20 s)
+    # and no longer be running when it looks
+    plat = synthetic(tmp_path, synthetic_duration_s=600.0, synthetic_records_per_s=20000).start()
     try:
         pm = plat.pm
         wait_until(lambda: collected(pm) > 0, 30, "the collector to collect records")
@@ -197,7 +200,9 @@ def test_quiesce_drains_without_retiring_threads(tmp_path):
         assert all(ln["state"] == "running" for ln in lane_statistics(pm))
         assert all(p.poll() is None for p in plat.procs.values())
     finally:
+        t_stop = time.monotonic()
         plat.stop()
+        print(f"plat.stop() took {time.monotonic() - t_stop:.2f} s")     # evidence, not asserted
     acc = accounting(tmp_path / "out")
     assert_balanced(acc)
     assert sum(p["dropped"] for p in acc["pools"]) == 0
