@@ -1,4 +1,5 @@
 """Fixes made while hostside.hip became a package; each test failed before its fix."""
+import threading
 import time
 import typing
 
@@ -11,6 +12,7 @@ from hostside.hip._graph_exec import copy_block
 from hostside.hsa import HsaError
 from tests.paths import kernel_file
 from tests.unit.hostside.hip.embedded import embedded_module
+from tests.upstream.hipkit import Gate
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,18 +45,41 @@ def test_device_properties_have_a_compute_capability(mod):
 
 # -- hipFree -------------------------------------------------------------------------------------------
 def test_hipfree_synchronises_the_device_of_the_allocation(mod):
-    """Work pending on device 1, current device 0: hipFree of a device-1 pointer waits for device 1."""
+    """Work pending on device 1, current device 0: hipFree of a device-1 pointer waits for device 1.
+    The pending work is a gate: hipFree (in a thread, current device 0) must still be waiting after a
+    short bounded check, and the stream must be done when it returns."""
+    gate = Gate(mod, limit_s=60.0)
     hip.hipSetDevice(1)
     try:
         s1 = hip.hipStreamCreate()
         d1 = hip.hipMalloc(4096)
-        hip.hipModuleLaunchKernel(hip.hipModuleGetFunction(mod, "sleep"), 1, 1, 1, 1, 1, 1, 0, s1, [0.5])
+        gate.launch(s1)
     finally:
         hip.hipSetDevice(0)
-    assert hip.hipStreamQuery(s1) == hip.hipError_t.hipErrorNotReady
-    hip.hipFree(d1)
-    assert hip.hipStreamQuery(s1) == hip.hipError_t.hipSuccess       # was: device 0 synchronised only
-    hip.hipStreamDestroy(s1)
+    after = []
+
+    def free():
+        try:
+            hip.hipFree(d1)
+            after.append(hip.hipStreamQuery(s1))
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            after.append(exc)
+    t = threading.Thread(target=free)
+    try:
+        assert hip.hipStreamQuery(s1) == hip.hipError_t.hipErrorNotReady
+        t.start()
+        stay = time.monotonic() + 0.2
+        while time.monotonic() < stay and not after:
+            time.sleep(0.005)
+        assert not after, f"hipFree returned while device 1 was still busy: {after}"
+    finally:
+        gate.open()
+        if t.ident is not None:
+            t.join(60)
+        hip.hipStreamSynchronize(s1)
+        hip.hipStreamDestroy(s1)
+        gate.close()
+    assert after == [hip.hipError_t.hipSuccess]                     # was: device 0 synchronised only
 
 
 # -- HipError keeps its cause ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from hostside import hip
 from hostside import hsa
 from tests.paths import kernel_file
 from tests.unit.hostside.hip.embedded import embedded_module
+from tests.upstream.hipkit import Gate
 
 KFILE = kernel_file("basic.py")
 pytestmark = pytest.mark.timeout(120)
@@ -165,7 +166,7 @@ def test_events_measure_elapsed_time(mod):
     hip.hipEventSynchronize(e1)
     assert hip.hipEventQuery(e1) == hip.hipError_t.hipSuccess
     ms = hip.hipEventElapsedTime(e0, e1)
-    assert 45 <= ms < 5000
+    assert 45 <= ms < 60000
     hip.hipEventDestroy(e0)
     hip.hipEventDestroy(e1)
     hip.hipStreamDestroy(s)
@@ -173,10 +174,12 @@ def test_events_measure_elapsed_time(mod):
 
 def test_stream_query(mod):
     s = hip.hipStreamCreate()
-    hip.hipModuleLaunchKernel(fn(mod, "sleep"), 1, 1, 1, 1, 1, 1, 0, s, [0.3])
-    assert hip.hipStreamQuery(s) == hip.hipError_t.hipErrorNotReady
-    hip.hipStreamSynchronize(s)
-    assert hip.hipStreamQuery(s) == hip.hipError_t.hipSuccess
+    with Gate(mod) as gate:                     # busy until the test opens it
+        gate.launch(s)
+        assert hip.hipStreamQuery(s) == hip.hipError_t.hipErrorNotReady
+        gate.open()
+        hip.hipStreamSynchronize(s)
+        assert hip.hipStreamQuery(s) == hip.hipError_t.hipSuccess
     hip.hipStreamDestroy(s)
 
 
