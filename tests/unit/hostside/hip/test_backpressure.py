@@ -11,7 +11,7 @@ import pytest
 from hostside import hip
 from hostside.clr import _vgpu
 from tests.paths import kernel_file
-from tests.upstream.hipkit import Gate, function, platform_module
+from tests.upstream.hipkit import Gate, function, platform_module, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -22,8 +22,11 @@ def mod():
 
 
 def test_submissions_past_the_ring_are_not_held_up_by_a_gate_in_the_drained_quarter(mod, monkeypatch):
+    """The host laps the ring deterministically: the first command is a gate (``first``) the test opens
+    only once the host waited a quarter ring (``_drain_wait`` called); the gate under test follows 29
+    slow kernels, in the quarter the host then drains past."""
     ring = _vgpu.SIGNALS_PER_STREAM
-    slow, tail = 30, ring - 6          # 30 slow kernels, the gate, then enough to reuse ~24 slots
+    slow, tail = 29, ring - 6          # the first gate, 29 slow kernels, the gate, enough to reuse ~24 slots
     drains = []
     real = _vgpu.VirtualGPU._drain_wait
     monkeypatch.setattr(_vgpu.VirtualGPU, "_drain_wait", lambda self, far: (drains.append(far), real(self, far)))
@@ -37,8 +40,9 @@ def test_submissions_past_the_ring_are_not_held_up_by_a_gate_in_the_drained_quar
         hip.hipModuleLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, s, [])
     hip.hipStreamSynchronize(s)
 
-    def submit(gate):
+    def submit(first, gate):
         try:
+            first.launch(s)
             for _ in range(slow):
                 hip.hipModuleLaunchKernel(sleep, 1, 1, 1, 1, 1, 1, 0, s, [0.005])
             gate.launch(s)
@@ -49,17 +53,21 @@ def test_submissions_past_the_ring_are_not_held_up_by_a_gate_in_the_drained_quar
         done.set()
 
     try:
-        with Gate(mod, limit_s=60.0) as gate:
-            t = threading.Thread(target=submit, args=(gate,))
+        with Gate(mod, limit_s=60.0) as first, Gate(mod, limit_s=60.0) as gate:
+            t = threading.Thread(target=submit, args=(first, gate))
             t.start()
             try:
+                # the host a ring ahead: its command on the first gate's slot waits a quarter ring
+                wait_until(lambda: drains or done.is_set(), 60.0, "the host to wait a quarter ring")
+                assert drains, "the host never waited a quarter ring (the test did not reach the path)"
+                first.open()
                 # every submission is allowed by the signal-reuse rule (no slot at or past the gate is
                 # reused), so the submitter finishes while the gate is still closed
                 assert done.wait(60), "the submitter was held up by the gated command"
                 assert not errors, errors
-                assert drains, "the host never waited a quarter ring (the test did not reach the path)"
                 assert hip.hipStreamQuery(s) == hip.hipError_t.hipErrorNotReady
             finally:
+                first.open()
                 gate.open()
                 t.join(60)
             hip.hipStreamSynchronize(s)
