@@ -41,7 +41,8 @@ def _launch_vector_add(mod, gate, stream=None):
 
 class _DestroyInThread:
     """hipEventDestroy(event) from a helper thread. ``returned()``: it came back while the gate is still
-    shut (a bounded wait for the positive outcome, no wall-clock assertion); ``join()`` after the gate
+    shut (a bounded wait for the positive outcome, 25 s: under the gate's 30 s limit; no wall-clock
+    assertion); ``join()`` after the gate
     opened reaps the thread either way and re-raises what the call raised."""
 
     def __init__(self, event):
@@ -57,7 +58,7 @@ class _DestroyInThread:
 
     def returned(self) -> bool:
         try:
-            wait_until(lambda: self.result, timeout=5.0, what="hipEventDestroy to return")
+            wait_until(lambda: self.result, timeout=25.0, what="hipEventDestroy to return")
         except AssertionError:
             return False
         return True
