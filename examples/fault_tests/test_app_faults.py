@@ -15,15 +15,18 @@ PLATFORM = {"agents": 1, "memory_mib": 8, "host_pool_mib": 8}
 
 
 def test_a_killed_device_ends_the_host_wait_in_a_clear_error(hdemu_faults):
-    """SIGKILL the command processor mid-run: the program's wait raises hipErrorLaunchFailure at once."""
+    """SIGKILL the command processor mid-run: the program's wait raises hipErrorLaunchFailure instead of
+    hanging. Its latency (a fraction of a second) is in the promise's evidence; the bound is generous, as a test's
+    timing bound should be on a loaded machine: what it tells apart is an error from a hang."""
     run = hdemu_faults.run(
         program="app.py", args=["--seconds", "5"], platform=PLATFORM,
         faults=[hdemu_faults.kill("cp0", after_dispatches=40)],
-        promises=[hdemu_faults.promise("host_error", error="hipErrorLaunchFailure", within_s=1.0),
+        promises=[hdemu_faults.promise("host_error", error="hipErrorLaunchFailure", within_s=10.0),
                   hdemu_faults.promise("role_dead", role="cp0")])
     # check=True (the default) already failed the test if a promise did not hold; the history says more
     (err,) = run.events("error")
-    assert "is gone" in err["message"]
+    (kill,) = run.faults
+    assert "is gone" in err["message"] and err["t_s"] >= kill["t_s"]
     assert run.report["workload"]["exit_code"] == 1
 
 

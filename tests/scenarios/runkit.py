@@ -3,10 +3,12 @@ CLI into the test's tmp dir, load what it wrote, and check the report against th
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from hostside.faults import builtin_scenarios, load_scenario
 from shm_layout.segments import list_segments
 from shm_layout.sync import pid_alive
 from tests.scenarios.runner import ROOT, child_env
@@ -26,6 +28,41 @@ def run(name: str, tmp_path: Path, *extra, timeout: float = 100.0):
     rep = json.loads((out / "report.json").read_text())
     hist = [json.loads(ln) for ln in (out / "history.jsonl").read_text().splitlines() if ln.strip()]
     return r, rep, hist
+
+
+#: the bound a test puts on a shipped scenario's timed promises (``untimed``): what a role or the host
+#: takes to notice a fault is a latency, which a loaded CI machine stretches at will; the tests assert
+#: the outcome and its order (after the fault), never its speed
+UNTIMED_S = 30.0
+
+
+def untimed(name: str, tmp_path: Path) -> tuple[str, dict]:
+    """A copy of the shipped scenario ``name`` in ``tmp_path`` (same file name, so ``run`` writes to the same
+    ``run-<name>`` folder) with every promise's ``within_s`` raised to ``UNTIMED_S``; returns (its path, for
+    ``run``, and {promise index: the shipped bound}). The copy is checked to be the shipped scenario in all
+    but those bounds."""
+    src = builtin_scenarios()[name]
+    text, n = re.subn(r"(?m)^(\s*within_s\s*=\s*)[0-9][0-9_.eE+-]*", rf"\g<1>{UNTIMED_S}", src.read_text())
+    assert n >= 1, f"{src}: no within_s to raise"
+    dst = tmp_path / src.name
+    dst.write_text(text)
+    shipped, copy = load_scenario(name)[0].model_dump(), load_scenario(str(dst))[0].model_dump()
+    bounds = {i: p["within_s"] for i, p in enumerate(shipped["promise"]) if p["within_s"] is not None}
+    assert len(bounds) == n and all(copy["promise"][i]["within_s"] == UNTIMED_S for i in bounds), (bounds, copy)
+    for p in (*shipped["promise"], *copy["promise"]):
+        p["within_s"] = None
+    assert copy == shipped, "the copy differs from the shipped scenario in more than its bounds"
+    return str(dst), bounds
+
+
+def show_latencies(rep, bounds: dict) -> None:
+    """Print (evidence only, never asserted) how long each timed promise took against its shipped bound."""
+    for i, bound in bounds.items():
+        p = rep["promises"][i]
+        d = p["details"]
+        took = d.get("latency_s", max(d.get("exit_after_s", {}).values(), default=None))
+        print(f"{rep['scenario']}: promise [{i}] {p['kind']} took {took} s (shipped bound {bound} s, run with "
+              f"{UNTIMED_S} s): {p['evidence']}")
 
 
 def of(hist, type_, **match):
