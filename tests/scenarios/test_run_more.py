@@ -55,6 +55,7 @@ def test_supervisor_keys_are_validated_naming_the_key(edit, message):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("sweep")   # its dead supervisor's segments must survive until the run sweeps them
 def test_kill_supervisor_roles_exit_host_errors_no_segment_left(tmp_path):
     # the shipped scenario with its two latency bounds (roles_exit 3.0 s, host_error 1.5 s) raised: what is
     # asserted is that every role exited on its own and the host wait ended in the error, after the kill
