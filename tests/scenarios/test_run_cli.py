@@ -84,13 +84,28 @@ def test_cli_exit_2_for_a_bad_scenario_and_a_list_of_built_ins(scenario, tmp_pat
 
 @pytest.mark.slow
 def test_ctrl_c_mid_run_reaps_everything_and_removes_the_segments(tmp_path):
+    # stop-cp with its CP stopped for 30 s (shipped: 0.5 s) and a host wait bound above that: the run is
+    # certainly mid-fault when the Ctrl-C lands, however late the test sees the fault (the Ctrl-C ends it)
+    text = builtin_scenarios()["stop-cp"].read_text()
+    for old, new in (("duration_s = 0.5", "duration_s = 30.0"), ("wait_timeout_s = 10.0", "wait_timeout_s = 60.0")):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    scenario_file = tmp_path / "stop-cp.toml"
+    scenario_file.write_text(text)
+    sc, _cfg, _p = load_scenario(str(scenario_file))
+    assert [(f.kind, f.duration_s) for f in sc.fault] == [("stop", 30.0)]
     out = tmp_path / "run"
-    p = subprocess.Popen([*HDEMU, "run", "stop-cp", "--out", str(out)], cwd=ROOT, env=child_env(inherit_platform=False),
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([*HDEMU, "run", str(scenario_file), "--out", str(out)], cwd=ROOT,
+                         env=child_env(inherit_platform=False), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    history = out / "history.jsonl"
+
+    def lines():            # the history's complete lines so far
+        return [json.loads(ln) for ln in history.read_text().split("\n")[:-1]] if history.is_file() else []
     try:
-        # the CP is stopped (fault 0 injected): interrupt the run right there
-        hist = out / "history.jsonl"
-        wait_until(lambda: hist.is_file() and '"type": "fault"' in hist.read_text(), 60, "fault 0 to be injected")
+        # the CP is stopped (fault 0 injected, not ended): interrupt the run right there
+        wait_until(lambda: [h for h in lines() if h["type"] == "fault"], 60, "fault 0 to be injected")
+        assert [(h["type"], h.get("injected")) for h in lines() if h["type"].startswith("fault")] == [("fault", True)]
         p.send_signal(signal.SIGINT)
         _out, err = p.communicate(timeout=60)
     finally:
@@ -99,7 +114,8 @@ def test_ctrl_c_mid_run_reaps_everything_and_removes_the_segments(tmp_path):
             p.communicate(timeout=10)
     assert p.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
-    hist = [json.loads(ln) for ln in (out / "history.jsonl").read_text().splitlines()]
+    hist = [json.loads(ln) for ln in history.read_text().splitlines()]
+    assert "fault_end" not in {h["type"] for h in hist}         # interrupted while the CP was stopped
     run = next(h for h in hist if h["type"] == "run")
     pids = [*run["roles"].values(), next(h["pid"] for h in hist if h["type"] == "workload_start")]
     assert not [q for q in pids if pid_alive(q)]
