@@ -101,8 +101,9 @@ def _pool_causes(p: dict, t: int, lane: int, *, corrupt: bool, dead: bool, colle
 def accounting(pm) -> dict:
     """Per pool: total, dropped, in_buffer, published (device counters), collected and the host's loss
     words, ``missing`` (total - dropped - collected) and ``causes``; per task ring the events the
-    command processor dropped (a full ring, or a dead consumer: those packets never became records, so
-    no pool counts them; ``unrecorded_events`` sums them, each ring's ``causes`` says why);
+    command processor dropped (a full ring, or a dead consumer) plus those a dead lane left unread in
+    its rings (those packets never became records, so no pool counts them; ``unrecorded_events`` sums
+    them, each ring's ``causes`` says why);
     ``imbalances`` lists every pool with records missing (or extra), ``balanced`` says whether there
     is none."""
     g = pm.topo.dfx
@@ -137,13 +138,19 @@ def accounting(pm) -> dict:
                 imbalances.append({"thread": t, "kind": p["kind"], "missing": p["missing"], "causes": p["causes"]})
     rings = []
     for r in range(g.n_rings):      # packets executed but never turned into records: before any pool
-        n = int(ctl.view(D.task_ring_header, g.task_ring_off(r), 1)[0]["dropped"])
-        t = r % g.T
+        rh = ctl.view(D.task_ring_header, g.task_ring_off(r), 1)[0]
+        n = int(rh["dropped"])
+        t = g.thread_of_ring(r)
         why = []
         if n:
             why.append(f"{n} executed packets of task ring {r} were never turned into records: "
                        + (f"the lane of AICPU thread {t} is dead" if dead[t // tpl] else
                           f"the ring was full (AICPU thread {t} fell {D.TASK_RING} events behind)"))
+        unread = int(rh["tail"]) - int(rh["head"]) if dead[t // tpl] else 0
+        if unread > 0:      # published before the lane was marked dead: nobody will ever read them
+            n += unread
+            why.append(f"{unread} executed packets of task ring {r} were left unread when the lane of AICPU "
+                       f"thread {t} died")
         rings.append({"ring": r, "thread": t, "dropped_events": n, "causes": why})
     return {"pools": pools, "task_rings": rings, "unrecorded_events": sum(r["dropped_events"] for r in rings),
             "imbalances": imbalances, "balanced": not imbalances,
