@@ -90,24 +90,36 @@ class InvokerCache:
 
 
 class KernelCache:
-    __slots__ = ("kernel_map", "program_map")
+    __slots__ = ("kernel_map", "program_map", "users")
 
     def __init__(self):
         self.kernel_map: dict[tuple[str, str], list[Kernel]] = {}
-        self.program_map: dict[tuple[str, str], Program] = {}
+        self.program_map: dict[tuple[str, str], Program] = {}       # least recently used first
+        self.users: dict[tuple[str, str], set[str]] = {}            # program -> network configs using it
 
     def get_kernels(self, algorithm: str, network_config: str) -> list[Kernel]:
         return self.kernel_map.get((algorithm, network_config), [])
 
     def add_kernel(self, h, algorithm, network_config, program_name, kernel_name, l_wk, g_wk, params,
-                   cache_index, rec) -> Kernel:
+                   cache_index, rec, keep=()) -> Kernel:
         key = (program_name, params)
-        program = self.program_map.get(key)
+        program = self.program_map.pop(key, None)
         if program is None:
-            program = self.program_map[key] = h.load_program(program_name, params, rec)
+            while True:
+                try:
+                    program = h.load_program(program_name, params, rec)
+                    break
+                except MiopenError as exc:
+                    # the platform's code-object slots are all in use: give back this handle's least
+                    # recently used program (not one this call holds) and try again
+                    if not getattr(exc, "out_of_resources", False) or not self.evict_one(h, keep):
+                        raise
         else:
             rec["level"] = "program_cache"
             _bump(h, "program_cache_hits")
+        self.program_map[key] = program             # now the most recently used
+        if network_config:
+            self.users.setdefault(key, set()).add(network_config)
         k = Kernel(program, kernel_name, l_wk, g_wk)
         if algorithm and network_config:
             lst = self.kernel_map.setdefault((algorithm, network_config), [])
@@ -116,6 +128,25 @@ class KernelCache:
             else:
                 lst.append(k)
         return k
+
+    def evict_one(self, h, keep) -> bool:
+        """Unload the least recently used program not in ``keep`` (program keys), with every kernel and
+        invoker of the network configs that use it (they are rebuilt on their next call); False when
+        there is none."""
+        for key in self.program_map:
+            if key not in keep:
+                break
+        else:
+            return False
+        program = self.program_map.pop(key)
+        program.unload()                    # hipModuleUnload waits for the work launched before
+        for config in self.users.pop(key, ()):
+            h.invokers.invokers.pop(config, None)
+            h.invokers.found.pop(config, None)
+            for mk in [mk for mk in self.kernel_map if mk[1] == config]:
+                del self.kernel_map[mk]
+        _log.log_i("LoadProgram", f"all code-object slots in use: unloaded {key[0]} ({key[1]}) to load another")
+        return True
 
 
 class miopenHandle_t:
@@ -205,7 +236,8 @@ class miopenHandle_t:
                 _bump(self, "kernel_cache_hits")
             else:
                 kern = self.cache.add_kernel(self, algorithm, network_config, k.kernel_file, k.kernel_name, k.l_wk,
-                                             k.g_wk, k.comp_options, i, rec)
+                                             k.g_wk, k.comp_options, i, rec,
+                                             keep={(b.program.name, b.program.options) for b in built})
             built.append(kern)
             call["kernels"].append({"program": rec["program"], "kernel": rec["kernel"], "level": rec["level"]})
             if _RANK[rec["level"]] > _RANK.get(call["level"], -1):

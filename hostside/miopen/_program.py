@@ -108,8 +108,10 @@ class Program:
         try:
             self.module = hip.hipModuleLoadData(blob, name)
         except hip.HipError as exc:
-            raise MiopenError(miopenStatus_t.miopenStatusUnknownError,
-                              f"cannot load the code object of {name} ({source}): {exc}") from exc
+            err = MiopenError(miopenStatus_t.miopenStatusUnknownError,
+                              f"cannot load the code object of {name} ({source}): {exc}")
+            err.out_of_resources = "OUT_OF_RESOURCES" in str(exc)    # every code-object slot in use
+            raise err from exc
         self.functions = {}
 
     def function(self, kernel_name: str):
