@@ -404,11 +404,12 @@ class KernDb:
                 anc = anc.parent
             try:
                 if _dir_read_only(anc):
-                    raise PermissionError
+                    raise PermissionError(13, "Permission denied")
                 d.mkdir(parents=True, exist_ok=True)
-            except OSError:
+            except OSError as exc:      # e.g. "Not a directory" when a path component is a file
+                why = exc.strerror or "Permission denied"
                 raise MiopenError(miopenStatus_t.miopenStatusUnknownError,
-                                  f"filesystem error: cannot create directories: Permission denied [{d}]") from None
+                                  f"filesystem error: cannot create directories: {why} [{d}]") from None
         if _dir_read_only(d):
             if not path.exists():
                 raise MiopenError(miopenStatus_t.miopenStatusInternalError, f"Cannot open database file:{path}")

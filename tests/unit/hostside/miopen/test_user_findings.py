@@ -55,3 +55,20 @@ def test_a_handle_gives_back_its_oldest_program_when_every_code_object_slot_is_i
     finally:
         for m in filler:
             hip.hipModuleUnload(m)
+
+
+def test_a_cache_dir_that_is_a_file_is_reported_as_not_a_directory(platform, tmp_path, monkeypatch):
+    """MIOPEN_CUSTOM_CACHE_DIR naming a file gave "cannot create directories: Permission denied",
+    sending the user to check permissions; the error now says what the filesystem said."""
+    f = tmp_path / "a-file"
+    f.write_text("")
+    monkeypatch.setenv("MIOPEN_CUSTOM_CACHE_DIR", str(f))
+    monkeypatch.setenv("MIOPEN_USER_DB_PATH", str(f))
+    h = mi.miopenCreate()
+    try:
+        with pytest.raises(mi.MiopenError) as ei:
+            _forward(h, (2, 2), (1, 1))
+        assert ei.value.status == mi.miopenStatus_t.miopenStatusUnknownError
+        assert "cannot create directories: Not a directory" in str(ei.value), ei.value
+    finally:
+        mi.miopenDestroy(h)
