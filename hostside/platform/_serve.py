@@ -45,12 +45,22 @@ def serve(config_path: str | None, ready_fd: int | None = None) -> int:
         plat = Platform(load_config(config_path), embedded=False).start()
     except HdemuError as exc:
         _log.error("platform failed to start: %s", exc)
-        _announce(ready_fd, {"error": str(exc)})
+        try:
+            _announce(ready_fd, {"error": str(exc)})
+        except OSError:
+            pass                    # the starter is gone: the log line above is all there is to say
         return 1
-    _announce(ready_fd, {"name": plat.name, "pid": os.getpid()})
-    _log.info("platform %s up", plat.name)
-    wake = address_of(plat.pm.boot_hdr) + L.offset_of(L.boot_header, "wake")
     try:
+        try:
+            _announce(ready_fd, {"name": plat.name, "pid": os.getpid()})
+        except OSError as exc:
+            # whoever started us (`hdemu up`, Ctrl-C'd while the platform started) is gone: nobody
+            # knows this platform's name, so it stops rather than run on unseen
+            _log.error("platform %s stops: its starter went away before reading its name (%s)", plat.name,
+                       exc.strerror or exc)
+            return 1
+        _log.info("platform %s up", plat.name)
+        wake = address_of(plat.pm.boot_hdr) + L.offset_of(L.boot_header, "wake")
         while not stop.is_set():
             # a dead role stays visible in `hdemu status` (the watcher marks it); clients get errors
             if wait_until(lambda: int(plat.pm.boot_hdr["shutdown"][0]) or stop.is_set(), wake, 0.5):

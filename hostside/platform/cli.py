@@ -23,7 +23,7 @@ from shm_layout.topology import PlatformMap, run_alive
 
 from ._serve import request_shutdown
 from ._status import format_status, status
-from ._supervisor import STARTUP_TIMEOUT_S, load_config
+from ._supervisor import STARTUP_TIMEOUT_S, STOP_TIMEOUT_S, load_config
 from ._trace_export import write_trace
 
 __all__ = ["main", "live_platforms"]
@@ -102,8 +102,19 @@ def cmd_up(args) -> int:
         if args.log:
             log.close()
     deadline = time.monotonic() + STARTUP_TIMEOUT_S + 5
-    with os.fdopen(r, "rb") as f:
-        data = f.readline()
+    try:
+        with os.fdopen(r, "rb") as f:
+            data = f.readline()
+    except KeyboardInterrupt:
+        # Ctrl-C while the platform starts: the pipe is closed, so the platform stops once it is up
+        # (it cannot announce its name); wait for that, so no process of it outlives this command
+        p.terminate()
+        try:
+            p.wait(STARTUP_TIMEOUT_S + STOP_TIMEOUT_S + 5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
+        raise
     info = json.loads(data) if data.strip() else {}
     if "name" not in info:
         try:

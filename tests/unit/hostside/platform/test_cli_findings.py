@@ -1,0 +1,91 @@
+"""Found by using the ``hdemu`` command line as a user would: a Ctrl-C of ``hdemu up`` while its platform
+starts, a platform start cut short before the DFX lanes, a fault lasting longer than its deadline word
+holds. Each leaves no process, no segment and no traceback behind."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from hostside.platform import cli
+from shm_layout.segments import list_segments, unlink_name
+from tests.paths import ROOT
+
+
+def _segments_of(pid: int) -> list[str]:
+    return [n for n, p, _t in list_segments() if p == pid]
+
+
+def _remove_segments_of(pid: int) -> None:
+    for n in _segments_of(pid):
+        unlink_name(n)
+
+
+def test_serve_whose_starter_went_away_stops_its_platform():
+    """``hdemu up`` interrupted while its platform starts closes the ready pipe: the platform comes up,
+    cannot announce its name, and must stop (no traceback, no segment left), not crash leaving its
+    segments behind."""
+    r, w = os.pipe()
+    env = dict(os.environ)
+    env.pop("HDEMU_PLATFORM", None)
+    p = subprocess.Popen([sys.executable, "-m", "hostside.platform", "serve", "--ready-fd", str(w)],
+                         pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT, start_new_session=True)
+    os.close(w)
+    os.close(r)                              # the reader is gone before the platform is up
+    try:
+        _out, err = p.communicate(timeout=90)
+        left = _segments_of(p.pid)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(10)
+        _remove_segments_of(p.pid)
+    assert "Traceback" not in err, err
+    assert p.returncode == 1, (p.returncode, err)
+    assert "went away" in err, err
+    assert left == [], left
+
+
+def test_up_interrupted_while_the_platform_starts_leaves_no_process(monkeypatch, capsys):
+    """A Ctrl-C of ``hdemu up`` before the ready line: exit 130 with one line, and the detached serve
+    process it started is gone too (with its segments)."""
+    monkeypatch.delenv("HDEMU_PLATFORM", raising=False)
+    started = []
+    real_popen = cli.subprocess.Popen
+
+    def popen(*a, **kw):
+        started.append(real_popen(*a, **kw))
+        return started[-1]
+
+    class Interrupted:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def readline(self):
+            raise KeyboardInterrupt
+
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(cli.subprocess, "Popen", popen)
+    monkeypatch.setattr(cli.os, "fdopen", lambda fd, *a, **kw: Interrupted(real_fdopen(fd, *a, **kw)))
+    try:
+        rc = cli.main(["up"])
+        monkeypatch.undo()
+        assert rc == 130
+        assert "hdemu up: interrupted" in capsys.readouterr().err
+        assert len(started) == 1
+        assert started[0].poll() is not None, "the serve process still runs after `hdemu up` returned"
+    finally:
+        monkeypatch.undo()
+        for p in started:
+            if p.poll() is None:
+                p.kill()
+            p.wait(30)
+            _remove_segments_of(p.pid)
+    assert _segments_of(started[0].pid) == []
