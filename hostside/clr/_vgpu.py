@@ -151,6 +151,10 @@ class VirtualGPU(SignalRing, StagedCopies):
         self.pending = {}              # queue -> last index written but not yet rung (inside a batch)
         self.staging = staging_of(rt, STAGING_BYTES, _STAGING_MIN)   # the process's, lent per copy
         self.commands = 0
+        #: (signal, stream, queue, packet id): packet id of queue waits on a signal that a command of
+        #: another stream completes (``depend_on``); while it waits, that stream's failure is ours
+        self.upstream: list = []
+        self.failure: HsaError | None = None   # the error a failed stream had when it was destroyed
         q = self.queue
         self._s64 = rt.s64
         #: the stream queue's constants, for the direct-dispatch fast path (``submit_dispatch``)
@@ -159,11 +163,35 @@ class VirtualGPU(SignalRing, StagedCopies):
                     L.dispatch_id(agent, q.slot, 0), q.lock)
 
     def check(self):
-        self.queue.check()
-        if self.sdma is not None:
-            self.sdma.check()
-        for q in self.aux:
-            q.check()
+        self.check_own()
+        for sig, up, q, idx in self.upstream:
+            if q.load_read_index() <= idx and sig.load() != 0:
+                try:
+                    up.check_own()
+                except HsaError as exc:     # its command never completes: nor does the packet waiting on it
+                    if type(exc) is not HsaError:
+                        raise               # a lost device, a timeout: as they are
+                    raise HsaError(exc.status, f"this stream waits on another stream that failed: {exc}") from exc
+
+    def check_own(self):
+        """Raise if one of this stream's own queues failed (or failed before the stream was destroyed)."""
+        if self.failure is not None:
+            raise self.failure
+        for q in (self.queue, self.sdma, *self.aux):
+            if q is not None and not q.destroyed:
+                q.check()
+
+    def depend_on(self, sig, up) -> None:
+        """The packet just written to this stream's queue (its lock held) waits on ``sig``, which a
+        command of stream ``up`` completes: if ``up`` fails first, a wait on this stream raises its
+        error (``check``) instead of running out the wait bound."""
+        if up is None or up is self:
+            return
+        ups = self.upstream
+        if len(ups) >= 32:                  # forget the waits that are over
+            ups[:] = [u for u in ups if u[2].load_read_index() <= u[3] and u[0].load() != 0]
+        q = self.queue
+        ups.append((sig, up, q, q.next_id - 1))
 
     # -- batches -----------------------------------------------------------------------------------
     def begin_batch(self):
@@ -528,6 +556,8 @@ class VirtualGPU(SignalRing, StagedCopies):
         except HsaError as exc:     # the stream failed: its error was (or will be) reported at a sync
             _log.debug("destroying a failed stream of agent %d: %s", self.agent, exc)
             drained = not isinstance(exc, HostWaitTimeout)
+            if drained:
+                self.failure = exc          # for the streams still waiting on it (check)
         self.pool.release(self.queue)          # the last stream of a shared queue destroys it
         if self.sdma is not None:
             self.pool.release(self.sdma)

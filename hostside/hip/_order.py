@@ -117,6 +117,7 @@ class OrderPoint:
             with w.lock:
                 w.marker([sig.handle])
                 add_waiter(self.waiters, w.queue, w.queue.next_id - 1)
+                w.depend_on(sig, v)
             return True
 
     def _record(self) -> None:

@@ -227,6 +227,7 @@ def hipStreamWaitEvent(stream, event, flags: int = 0) -> None:
         with v.lock:
             v.marker([ev.signal.handle])
             _add_waiter(ev.waiters, v.queue, v.queue.next_id - 1)
+            v.depend_on(ev.signal, ev.stream)
 
 
 # -- events ----------------------------------------------------------------------------------------
