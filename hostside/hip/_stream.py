@@ -303,6 +303,8 @@ def _event(ev) -> hipEvent_t:
         _raise(hipError_t.hipErrorInvalidResourceHandle, f"event must be a hipEvent_t, not {ev!r}")
     if ev.destroyed:
         _raise(hipError_t.hipErrorContextIsDestroyed, "the event was destroyed")
+    if ev.signal.rt.closed:     # a record would name a signal of the runtime before it: a queue error
+        _raise(hipError_t.hipErrorContextIsDestroyed, "the event was created before hipDeviceReset")
     return ev
 
 
@@ -375,8 +377,10 @@ def hipEventElapsedTime(start: hipEvent_t, stop: hipEvent_t) -> float:
 def hipEventDestroy(event: hipEvent_t) -> None:
     """Returns at once (as HIP does: a record still in flight completes on its own); the event's
     signals are released once nobody can wait on them (until then they stay claimed:
-    ``_order.sweep_buried``)."""
-    ev = _event(event)
+    ``_order.sweep_buried``). An event created before hipDeviceReset can still be destroyed."""
+    if type(event) is not hipEvent_t:
+        _raise(hipError_t.hipErrorInvalidResourceHandle, f"event must be a hipEvent_t, not {event!r}")
+    ev = event
     with ev.lock:
         if ev.destroyed:
             _raise(hipError_t.hipErrorContextIsDestroyed, "the event was destroyed")

@@ -140,24 +140,37 @@ class CodeObject:
         self.rt, self.slot, self.gen, self.name, self.meta = rt, slot, gen, name, meta
         self.kernels = {m["name"]: (L.make_kernel_object(slot, gen, i), Signature(m["signature"]))
                         for i, m in enumerate(meta)}
-        self.unloaded = False           # no new dispatch of its kernels (retire)
-        self.released = False           # slot and device globals given back (unload)
+        self._unloaded = False          # no new dispatch of its kernels (retire)
+        self._released = False          # slot and device globals given back (unload)
         self._lock = threading.Lock()
         # device globals: name -> (type, count, [address per agent], bytes) (hipModuleGetGlobal)
         self.globals = {k: (t, c, a, c * np.dtype(NUMPY_TYPES[t]).itemsize)
                         for k, (t, c, a) in (meta[0].get("globals", {}) if meta else {}).items()}
 
+    # a code object goes with its runtime (hipDeviceReset): its kernel objects name a slot of a table
+    # that is gone, or that the next runtime of a standalone platform refills, so a launch of one is
+    # refused at the call and a late unload frees nothing of the runtime after it
+    @property
+    def unloaded(self) -> bool:
+        """No new dispatch of its kernels (retired, or its runtime was shut down)."""
+        return self._unloaded or self.rt.closed
+
+    @property
+    def released(self) -> bool:
+        """Its slot and device globals were given back (unloaded, or its runtime was shut down)."""
+        return self._released or self.rt.closed
+
     def retire(self) -> None:
         """Refuse new dispatches of its kernels; the slot and the globals stay until ``unload``."""
-        self.unloaded = True
+        self._unloaded = True
 
     def unload(self) -> None:
         """Retire it and free its slot and device globals (once; later calls do nothing)."""
         with self._lock:
             if self.released:
                 return
-            self.released = True
-        self.unloaded = True
+            self._released = True
+        self._unloaded = True
         cas(self.rt.pm.segs["codeobj"].addr + self.slot * L.codeobj_entry.itemsize,
             L.own_word(os.getpid(), L.CO_LOADED), 0)
         for _t, _c, addrs, _n in self.globals.values():

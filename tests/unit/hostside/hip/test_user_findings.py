@@ -1,7 +1,9 @@
 """Bugs found by writing end-to-end HIP programs as a user would; each test failed before its fix."""
+import numpy as np
 import pytest
 
 from hostside import hip, hsa
+from tests.paths import kernel_file
 from tests.unit.hostside.hip.embedded import embedded_module
 from tests.upstream.hipkit import Gate
 
@@ -83,3 +85,36 @@ def test_the_null_stream_behind_a_failing_blocking_stream_raises_its_error(short
     with pytest.raises(hip.HipError) as exc:
         hip.hipEventSynchronize(ev)
     assert exc.value.error == hip.hipError_t.hipErrorIllegalAddress, exc.value
+
+
+# -- handles kept past hipDeviceReset --------------------------------------------------------------------
+def test_a_module_and_an_event_kept_past_hipdevicereset_are_refused_at_the_call(fresh):
+    """A function of a module loaded before hipDeviceReset was launched: its kernel object names a
+    slot of the old code-object table, so the packet failed on the device and took the new null
+    stream down with it (every later null-stream call raised hipErrorInvalidImage). An event created
+    before the reset did the same with its signal (hipErrorLaunchFailure). Both are refused at the
+    call now, and the null stream keeps working."""
+    old_mod = hip.hipModuleLoad(kernel_file("basic.py"))
+    old_inc = hip.hipModuleGetFunction(old_mod, "inc")
+    old_ev = hip.hipEventCreate()
+    hip.hipDeviceReset()
+    d = hip.hipMalloc(4096)
+    hip.hipMemset(d, 0, 4096)
+    with pytest.raises(hip.HipError) as exc:
+        hip.hipModuleLaunchKernel(old_inc, 1, 1, 1, 1, 1, 1, 0, None, [d, 4])
+    assert exc.value.error == hip.hipError_t.hipErrorInvalidHandle
+    with pytest.raises(hip.HipError) as exc:
+        hip.hipModuleGetFunction(old_mod, "inc")
+    assert exc.value.error == hip.hipError_t.hipErrorInvalidHandle
+    with pytest.raises(hip.HipError) as exc:
+        hip.hipEventRecord(old_ev, None)
+    assert exc.value.error == hip.hipError_t.hipErrorContextIsDestroyed
+    hip.hipEventDestroy(old_ev)         # cleanup code may still destroy it
+    with pytest.raises(hip.HipError):
+        hip.hipModuleUnload(old_mod)    # it went with the reset: nothing of the new runtime is freed
+    mod = hip.hipModuleLoad(kernel_file("basic.py"))
+    hip.hipModuleLaunchKernel(hip.hipModuleGetFunction(mod, "inc"), 1, 1, 1, 1, 1, 1, 0, None, [d, 4])
+    out = np.empty(4, np.int32)
+    hip.hipMemcpy(out, d, 16, hip.hipMemcpyDeviceToHost)
+    assert out.tolist() == [1, 1, 1, 1]
+    hip.hipModuleUnload(mod)
