@@ -26,7 +26,7 @@ import warnings
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HsaError
 from ._capture_rules import capture_wait_event, check_unsafe
 from ._context import (_blocking_streams, _current_device, _forget_stream, _get_stream, _new_stream, _peek_stream,
-                       _st, hipStream_t, hipStreamDefault, hipStreamNonBlocking)
+                       _st, hipStream_t, hipStreamDefault, hipStreamNonBlocking, hipStreamPerThread)
 from ._errors import _api, _raise, hipError_t
 from ._graph_types import _T, HostSpec, hipEventWaitExternal
 from ._order import add_waiter as _add_waiter
@@ -103,6 +103,8 @@ def hipStreamGetDevice(stream=None) -> int:
 
 @_api
 def hipStreamDestroy(stream: hipStream_t) -> None:
+    if stream is hipStreamPerThread:        # CLR: hipErrorInvalidResourceHandle, like hipStreamLegacy
+        _raise(hipError_t.hipErrorInvalidHandle, "hipStreamPerThread cannot be destroyed")
     s = _peek_stream(stream)
     if s.null or stream is None or stream == 0:
         _raise(hipError_t.hipErrorInvalidHandle, "the null stream cannot be destroyed")

@@ -118,3 +118,18 @@ def test_a_module_and_an_event_kept_past_hipdevicereset_are_refused_at_the_call(
     hip.hipMemcpy(out, d, 16, hip.hipMemcpyDeviceToHost)
     assert out.tolist() == [1, 1, 1, 1]
     hip.hipModuleUnload(mod)
+
+
+# -- hipStreamDestroy(hipStreamPerThread) ----------------------------------------------------------------
+def test_hipstreamperthread_cannot_be_destroyed(fresh):
+    """CLR returns hipErrorInvalidResourceHandle for hipStreamPerThread (as for hipStreamLegacy);
+    hdemu destroyed the calling thread's per-thread stream and silently made a new one."""
+    d = hip.hipMalloc(4096)
+    hip.hipMemsetAsync(d, 0, 16, hip.hipStreamPerThread)
+    with pytest.raises(hip.HipError) as exc:
+        hip.hipStreamDestroy(hip.hipStreamPerThread)
+    assert exc.value.error == hip.hipError_t.hipErrorInvalidHandle
+    with pytest.raises(hip.HipError) as exc:
+        hip.hipStreamDestroy(hip.hipStreamLegacy)
+    assert exc.value.error == hip.hipError_t.hipErrorInvalidHandle
+    hip.hipStreamSynchronize(hip.hipStreamPerThread)
