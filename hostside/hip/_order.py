@@ -82,7 +82,7 @@ class OrderPoint:
     done yet). ``lock`` keeps a record and the waits on it together (lock order: order point, then
     stream)."""
 
-    __slots__ = ("v", "rt", "signal", "waiters", "retired", "mark", "lock", "idle_at")
+    __slots__ = ("v", "rt", "signal", "waiters", "retired", "mark", "lock", "idle_at", "released")
 
     def __init__(self, v):
         self.v = v
@@ -96,6 +96,7 @@ class OrderPoint:
         #: command since, there is nothing to wait for (no lock taken: the legacy null stream checks
         #: every blocking stream at each of its launches)
         self.idle_at = -1
+        self.released = False       # its stream was destroyed (after a sync): nothing to wait for
 
     def wait_from(self, w) -> bool:
         """Make the next command of stream ``w`` (a VirtualGPU, not ``v``) wait for everything
@@ -105,6 +106,8 @@ class OrderPoint:
         if v.commands == self.idle_at:
             return False                    # nothing submitted to v since it was seen idle
         with self.lock:
+            if self.released:               # destroyed by another thread since the caller looked it up
+                return False
             with v.lock:
                 last = v.last_signal
                 if last is None or last.load() == 0:
@@ -136,6 +139,7 @@ class OrderPoint:
     def release(self) -> None:
         """The stream goes away: its signals are released once nobody can wait on them."""
         with self.lock:
+            self.released = True
             dead = list(self.retired)
             if self.signal is not None:
                 dead.append((self.signal, self.waiters, self.v))

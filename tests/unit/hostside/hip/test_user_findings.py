@@ -133,3 +133,29 @@ def test_hipstreamperthread_cannot_be_destroyed(fresh):
         hip.hipStreamDestroy(hip.hipStreamLegacy)
     assert exc.value.error == hip.hipError_t.hipErrorInvalidHandle
     hip.hipStreamSynchronize(hip.hipStreamPerThread)
+
+
+# -- a stream destroyed while the null stream orders itself after it --------------------------------------
+def test_null_stream_ordering_after_a_stream_destroyed_meanwhile(fresh):
+    """Threads that create, use and destroy blocking streams while others launch on the null stream:
+    the null stream's launch looks the blocking streams up, then waits for each one's order point. A
+    stream destroyed between the two had its point's signal released, and the launch raised
+    AttributeError ('NoneType' object has no attribute 'handle'), seen with 16 threads. Here the
+    destroy lands deterministically in that window: the point is released after the null stream's
+    first wait recorded it (the same state hipStreamDestroy leaves), then the null stream orders
+    itself after it again."""
+    mod = fresh
+    gate = Gate(mod, limit_s=60.0)
+    s = hip.hipStreamCreate()
+    gate.launch(s)
+    d = hip.hipMalloc(4096)
+    inc = hip.hipModuleGetFunction(mod, "inc")
+    hip.hipModuleLaunchKernel(inc, 1, 1, 1, 1, 1, 1, 0, None, [d, 4])     # records s's order point
+    s.point.release()                   # what hipStreamDestroy does once s is synchronised
+    hip.hipModuleLaunchKernel(inc, 1, 1, 1, 1, 1, 1, 0, None, [d, 4])     # orders after s again
+    gate.open()
+    hip.hipStreamDestroy(s)
+    hip.hipDeviceSynchronize()
+    out = np.empty(4, np.int32)
+    hip.hipMemcpy(out, d, 16, hip.hipMemcpyDeviceToHost)
+    assert out.tolist() == [2, 2, 2, 2]
