@@ -196,15 +196,21 @@ class Platform:
             futex_wake(ctl_seg.addr + g.wake_word_off(t))
         futex_wake(ctl_seg.addr + _CTL_COLLECTOR_WAKE)
         deadline = time.monotonic() + FLUSH_TIMEOUT_S
-        for i in self.dfx_roles["lanes"] + self.dfx_roles["collector"]:
+
+        def reap(i: int) -> None:
             p = self.procs.get(i)
             if p is None:
-                continue
+                return
             try:
                 p.wait(max(0.01, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait(5)
+        for i in self.dfx_roles["lanes"]:
+            reap(i)
+        self._release_unstarted_lanes(ctl_seg)
+        for i in self.dfx_roles["collector"]:
+            reap(i)
         col = self.procs.get(self.dfx_roles["collector"][0])
         self.salvaged = 0
         if col is not None and int(ctl["collector_state"][0]) != D.COL_DONE:
@@ -224,6 +230,21 @@ class Platform:
         os.makedirs(self.dfx_out, exist_ok=True)
         with open(os.path.join(self.dfx_out, "accounting.json"), "w") as f:
             json.dump(acc, f, indent=1)
+
+    def _release_unstarted_lanes(self, ctl_seg) -> None:
+        """Mark exited every lane that never registered in its ``lane_status`` (never spawned, the start
+        interrupted or failed before it; or its process gone before its first store) and whose process
+        is gone: it wrote no record, and the collector, which waits for every lane to finish, would
+        otherwise wait ``FLUSH_TIMEOUT_S`` for it."""
+        g = self.topo.dfx
+        for lane, i in enumerate(self.dfx_roles["lanes"]):
+            p = self.procs.get(i)
+            if p is not None and p.poll() is None:
+                continue
+            st = ctl_seg.view(D.lane_status, g.lane_status_off(lane), 1)
+            if int(st["pid"][0]) == 0 and int(st["state"][0]) == D.LANE_STARTING:
+                st["state"] = D.LANE_EXITED
+        futex_wake(ctl_seg.addr + _CTL_COLLECTOR_WAKE)
 
     def dfx_accounting(self) -> dict:
         """Per pool: total, dropped (device) and collected (host) counters, read from the segments."""

@@ -7,7 +7,10 @@ import os
 import subprocess
 import sys
 
-from hostside.platform import cli
+import pytest
+
+from hostside.platform import Platform, cli
+from hostside.platform import _supervisor
 from shm_layout.segments import list_segments, unlink_name
 from tests.paths import ROOT
 
@@ -89,3 +92,27 @@ def test_up_interrupted_while_the_platform_starts_leaves_no_process(monkeypatch,
             p.wait(30)
             _remove_segments_of(p.pid)
     assert _segments_of(started[0].pid) == []
+
+
+def test_a_start_cut_short_before_the_lanes_stops_without_the_collector_flush_wait(tmp_path, monkeypatch):
+    """The collector waits for every lane to finish (``FLUSH_TIMEOUT_S``, 60 s, its own bound). A start
+    interrupted after the collector runs but before a lane is spawned must not leave it waiting for
+    lanes that never existed: it finishes by itself and is not killed by the supervisor's bound."""
+    cfg = _supervisor.load_config(None)
+    cfg.update(agents=1, memory_mib=4, host_pool_mib=4)
+    cfg["profiling"].update(enabled=True, lanes=2, output_dir=str(tmp_path / "dfx"))
+    monkeypatch.setattr(_supervisor, "FLUSH_TIMEOUT_S", 20.0)   # a third of the collector's own bound
+    real_spawn = Platform._spawn
+
+    def spawn(self, index, argv):
+        if argv[0] == "deviceside.aicpu":
+            raise KeyboardInterrupt("Ctrl-C before the lanes")
+        return real_spawn(self, index, argv)
+
+    monkeypatch.setattr(Platform, "_spawn", spawn)
+    plat = Platform(cfg, embedded=False)
+    with pytest.raises(KeyboardInterrupt):
+        plat.start()
+    col = plat.procs[plat.dfx_roles["collector"][0]]
+    assert col.returncode == 0, f"collector exit code {col.returncode} (killed after the supervisor's bound)"
+    assert plat.salvaged == 0
