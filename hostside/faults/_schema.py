@@ -70,6 +70,9 @@ MIOPEN_PROMISES = ("miopen_error", "miopen_no_error", "miopen_busy_waits", "miop
 _ROLE = r"^(workload|collector|supervisor|cp(0|[1-9][0-9]*)|lane(0|[1-9][0-9]*))$"
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0)]
+#: The longest fault (``duration_s``): its deadline is written in nanoseconds into 64-bit words
+#: (``stall_until_ns``): about 292 years would not fit; 10^6 s (11.6 days) is far above any useful run.
+MAX_FAULT_S = 1e6
 
 
 def _bad(msg: str) -> PydanticCustomError:
@@ -131,7 +134,7 @@ class Fault(_Strict):
     on_lane_stall: Optional[Count] = None          # the DFX lane whose first stall triggers it
     on_replay_window: Optional[Annotated[int, Field(ge=1)]] = None   # the n-th replay window (1-based)
     after_calls: Optional[Annotated[int, Field(ge=1)]] = None        # the workload's n-th MIOpen call ended
-    duration_s: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = None
+    duration_s: Optional[Annotated[float, Field(gt=0, le=MAX_FAULT_S, allow_inf_nan=False)]] = None
     queue: int = Field(0, ge=0)                    # corrupt_header: the workload's n-th AQL queue
     packet_type: int = Field(4, ge=0, le=255)      # corrupt_header: the type written (4 = AGENT_DISPATCH)
     thread: int = Field(0, ge=0)                   # shrink_pool, corrupt_ready_entry: AICPU thread

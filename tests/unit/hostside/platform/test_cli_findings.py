@@ -9,8 +9,10 @@ import sys
 
 import pytest
 
+from hostside.faults._schema import load_scenario
 from hostside.platform import Platform, cli
 from hostside.platform import _supervisor
+from shm_layout.errors import ConfigError
 from shm_layout.segments import list_segments, unlink_name
 from tests.paths import ROOT
 
@@ -116,3 +118,18 @@ def test_a_start_cut_short_before_the_lanes_stops_without_the_collector_flush_wa
     col = plat.procs[plat.dfx_roles["collector"][0]]
     assert col.returncode == 0, f"collector exit code {col.returncode} (killed after the supervisor's bound)"
     assert plat.salvaged == 0
+
+
+def test_a_fault_longer_than_its_deadline_word_is_a_scenario_error(tmp_path):
+    """``duration_s`` of a stall becomes a nanosecond deadline in a 64-bit word: 1e12 s used to raise
+    OverflowError (a traceback) in the middle of the run; now the scenario is refused, naming the key."""
+    src = (ROOT / "hostside/faults/scenarios/stall-engine.toml").read_text()
+    assert "\nduration_s = 0.5\n" in src
+    path = tmp_path / "long-stall.toml"
+    path.write_text(src.replace("\nduration_s = 0.5\n", "\nduration_s = 1e12\n"))
+    with pytest.raises(ConfigError, match=r"fault\[0\]\.duration_s"):
+        load_scenario(str(path))
+    r = subprocess.run([sys.executable, "-m", "hostside.faults", "run", str(path), "--out", str(tmp_path / "run")],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 2, r
+    assert "Traceback" not in r.stderr and "fault[0].duration_s" in r.stderr, r.stderr
