@@ -69,9 +69,12 @@ def status(boot_name: str) -> dict:
         out["signals"] = {"in_use": int((owners != 0).sum()), "total": topo.n_signals}
         if topo.dfx is not None:
             ctl = pm.segs["dfxctl"].view(D.ctl_header, 0, 1)[0]
+            col_pid = int(ctl["collector_pid"])
+            col_state = ["starting", "running", "draining", "done"][int(ctl["collector_state"]) & 3]
+            if col_state != "done" and col_pid and not pid_alive(col_pid):
+                col_state = "dead"          # killed or crashed: its state word stays where it was
             out["profiling"] = {"arch": topo.dfx.arch, "svm": topo.dfx.svm, "mode": topo.dfx.prof["mode"],
-                                "collector_pid": int(ctl["collector_pid"]),
-                                "collector_state": ["starting", "running", "draining", "done"][int(ctl["collector_state"]) & 3],
+                                "collector_pid": col_pid, "collector_state": col_state,
                                 "lanes": lane_statistics(pm)}
         return out
     finally:

@@ -1,16 +1,18 @@
 """Found by using the ``hdemu`` command line as a user would: a Ctrl-C of ``hdemu up`` while its platform
 starts, a platform start cut short before the DFX lanes, a fault lasting longer than its deadline word
-holds. Each leaves no process, no segment and no traceback behind."""
+holds, ``hdemu status`` after a SIGKILL of the collector. Each leaves no process, no segment and no
+traceback behind, and says what happened."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
 from hostside.faults._schema import load_scenario
-from hostside.platform import Platform, cli
+from hostside.platform import Platform, cli, format_status, status
 from hostside.platform import _supervisor
 from shm_layout.errors import ConfigError
 from shm_layout.segments import list_segments, unlink_name
@@ -133,3 +135,19 @@ def test_a_fault_longer_than_its_deadline_word_is_a_scenario_error(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 2, r
     assert "Traceback" not in r.stderr and "fault[0].duration_s" in r.stderr, r.stderr
+
+
+def test_status_says_a_killed_collector_is_dead(tmp_path):
+    """``hdemu status`` after a SIGKILL of the DFX collector: its role line said "dead (not running)"
+    while the profiling line still said "collector pid ... running" (the state word it left)."""
+    cfg = _supervisor.load_config(None)
+    cfg.update(agents=1, memory_mib=4, host_pool_mib=4)
+    cfg["profiling"].update(enabled=True, lanes=1, output_dir=str(tmp_path / "dfx"))
+    with Platform(cfg, embedded=False) as plat:
+        col = plat.procs[plat.dfx_roles["collector"][0]]
+        assert status(plat.name)["profiling"]["collector_state"] == "running"
+        col.send_signal(signal.SIGKILL)
+        col.wait(30)
+        st = status(plat.name)
+        assert st["profiling"]["collector_state"] == "dead", st["profiling"]
+        assert f"collector pid {col.pid} dead" in format_status(st)
