@@ -85,6 +85,15 @@ def _platform_name(arg: str | None) -> str:
                         f"name one or set HDEMU_PLATFORM")
 
 
+def _open_output(path: str, mode: str, what: str):
+    """``open(path, mode)``; a path that cannot be opened (no such directory, a directory, no
+    permission) is an expected error naming it, not a traceback."""
+    try:
+        return open(path, mode)
+    except OSError as exc:
+        raise HdemuError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
+
+
 def cmd_up(args) -> int:
     config = os.path.abspath(args.config) if args.config else None
     if config:
@@ -93,7 +102,7 @@ def cmd_up(args) -> int:
     cmd = [sys.executable, "-m", "hostside.platform", "serve", "--ready-fd", str(w)]
     if config:
         cmd += ["--config", config]
-    log = open(args.log, "ab") if args.log else subprocess.DEVNULL
+    log = _open_output(args.log, "ab", "the log") if args.log else subprocess.DEVNULL
     try:
         p = subprocess.Popen(cmd, pass_fds=(w,), start_new_session=True, stdin=subprocess.DEVNULL,
                              stdout=log, stderr=log)
@@ -179,6 +188,7 @@ def cmd_clean(args) -> int:
 def cmd_trace(args) -> int:
     pm = PlatformMap.attach(_platform_name(args.name))
     try:
+        _open_output(args.out, "a", "the trace").close()    # a path that cannot be written: one line
         n = write_trace(pm, args.out)
     finally:
         pm.close()

@@ -1,7 +1,7 @@
 """Found by using the ``hdemu`` command line as a user would: a Ctrl-C of ``hdemu up`` while its platform
 starts, a platform start cut short before the DFX lanes, a fault lasting longer than its deadline word
-holds, ``hdemu status`` after a SIGKILL of the collector. Each leaves no process, no segment and no
-traceback behind, and says what happened."""
+holds, ``hdemu status`` after a SIGKILL of the collector, an output path that cannot be written. Each
+leaves no process, no segment and no traceback behind, and says what happened."""
 from __future__ import annotations
 
 import os
@@ -151,3 +151,30 @@ def test_status_says_a_killed_collector_is_dead(tmp_path):
         st = status(plat.name)
         assert st["profiling"]["collector_state"] == "dead", st["profiling"]
         assert f"collector pid {col.pid} dead" in format_status(st)
+
+
+def _hdemu(*args, timeout=60):
+    env = dict(os.environ)
+    env.pop("HDEMU_PLATFORM", None)
+    return subprocess.run([sys.executable, "-m", "hostside.platform.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+def _one_line_error(r, *needles):
+    assert r.returncode == 1, r
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and all(n in lines[0] for n in needles), r.stderr
+
+
+def test_an_output_path_that_cannot_be_written_is_one_line(tmp_path):
+    """``hdemu up --log`` and ``hdemu trace OUT`` with a missing directory or a directory as the file
+    were a FileNotFoundError / IsADirectoryError traceback."""
+    missing = str(tmp_path / "no-such-dir" / "x")
+    _one_line_error(_hdemu("up", "--log", missing), "hdemu up", missing, "No such file or directory")
+    _one_line_error(_hdemu("up", "--log", str(tmp_path)), "hdemu up", "Is a directory")
+    with Platform({"agents": 1, "memory_mib": 4, "host_pool_mib": 4}) as plat:
+        _one_line_error(_hdemu("trace", missing, "--name", plat.name), "hdemu trace", missing)
+        _one_line_error(_hdemu("trace", str(tmp_path), "--name", plat.name), "hdemu trace", "Is a directory")
+        ok = _hdemu("trace", str(tmp_path / "t.json"), "--name", plat.name)
+        assert ok.returncode == 0 and (tmp_path / "t.json").stat().st_size > 0, ok
