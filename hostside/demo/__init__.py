@@ -1,10 +1,13 @@
 """``./scripts/demo`` (``python -m hostside.demo``): start an embedded platform, run a small
 workload, print what happened. A room above ``hip``: it uses the HIP face like any user program,
-plus the platform's status and trace readers and the DFX output reader."""
+plus the platform's status and trace readers and the DFX output reader. The demo's platforms are
+embedded ones it starts and tears down itself: a ``HDEMU_PLATFORM`` of the caller's is ignored
+(``HDEMU_CONFIG`` shapes the first one). An expected error or a Ctrl-C is one line on stderr."""
 from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 
@@ -12,6 +15,7 @@ import numpy as np
 
 from hostside import dfx, hip, hsa
 from hostside.platform import format_status, status, write_trace
+from shm_layout.errors import HdemuError
 
 __all__ = ["main", "profiling_demo"]
 
@@ -33,6 +37,20 @@ def empty(ctx):
 
 
 def main(argv=None) -> int:
+    """The demo; 0 when every result checks, 1 when one does not or on an error (one line on
+    stderr), 130 on Ctrl-C (every platform it started is torn down at exit)."""
+    os.environ.pop("HDEMU_PLATFORM", None)     # attached to it, the demo would not run on its own platform
+    try:
+        return _demo()
+    except (HdemuError, hip.HipError) as exc:
+        print(f"hdemu demo: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("hdemu demo: interrupted", file=sys.stderr)
+        return 130
+
+
+def _demo() -> int:
     t0 = time.monotonic()
     n_dev = hip.hipGetDeviceCount()
     t_up = time.monotonic() - t0

@@ -1,7 +1,8 @@
 """Found by using the ``hdemu`` command line as a user would: a Ctrl-C of ``hdemu up`` while its platform
 starts, a platform start cut short before the DFX lanes, a fault lasting longer than its deadline word
-holds, ``hdemu status`` after a SIGKILL of the collector, an output path that cannot be written. Each
-leaves no process, no segment and no traceback behind, and says what happened."""
+holds, ``hdemu status`` after a SIGKILL of the collector, an output path that cannot be written,
+``hdemu demo`` under an exported ``HDEMU_PLATFORM``. Each leaves no process, no segment and no
+traceback behind, and says what happened."""
 from __future__ import annotations
 
 import os
@@ -178,3 +179,32 @@ def test_an_output_path_that_cannot_be_written_is_one_line(tmp_path):
         _one_line_error(_hdemu("trace", str(tmp_path), "--name", plat.name), "hdemu trace", "Is a directory")
         ok = _hdemu("trace", str(tmp_path / "t.json"), "--name", plat.name)
         assert ok.returncode == 0 and (tmp_path / "t.json").stat().st_size > 0, ok
+
+
+def _demo(env_extra: dict, timeout=180):
+    env = dict(os.environ)
+    env.pop("HDEMU_PLATFORM", None)
+    env.pop("HDEMU_CONFIG", None)
+    env.update(env_extra)
+    return subprocess.run([sys.executable, "-m", "hostside.platform.cli", "demo"], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+def test_demo_runs_on_its_own_platform_whatever_hdemu_platform_says():
+    """``hdemu demo`` with ``HDEMU_PLATFORM`` exported (as ``hdemu up`` tells you to): it attached to
+    that platform, said "embedded platform up" and "platform torn down" of a platform it neither
+    started nor stopped, then its profiling run (which needs a platform of its own) died with a
+    FileNotFoundError traceback."""
+    with Platform({"agents": 1, "memory_mib": 4, "host_pool_mib": 4}, embedded=False) as plat:
+        r = _demo({"HDEMU_PLATFORM": plat.name})
+        assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+        assert "Traceback" not in r.stderr, r.stderr
+        assert f"platform {plat.name}" not in r.stdout
+        assert "profiling run: 100 dispatches" in r.stdout, r.stdout[-2000:]
+
+
+def test_demo_with_a_bad_hdemu_config_is_one_line(tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[platform]\nagents = 0\n")
+    r = _demo({"HDEMU_CONFIG": str(cfg)})
+    _one_line_error(r, "hdemu demo", "platform.agents")
