@@ -89,14 +89,18 @@ def _typed(study: str, axis: str, default, value, where: str, text: bool):
                 if s.lower() not in ("true", "false", "1", "0", "yes", "no"):
                     raise ValueError(s)
                 return s.lower() in ("true", "1", "yes")
-            return kind(s)
+            value = kind(s)
         except ValueError:
             raise SpecError(f"{where}: axis {axis!r} of {study} takes {kind.__name__} values, not {s!r}") from None
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        value = float(value)
     if type(value) is not kind:
         raise SpecError(f"{where}: axis {axis!r} of {study} takes {kind.__name__} values, "
                         f"not {type(value).__name__} {value!r}")
+    if kind in (int, float) and value < 1:
+        # every numeric axis counts something (launches, agents, KiB, passes, records): a point with
+        # 0 or fewer never finished and was killed at the point's timeout (300 s)
+        raise SpecError(f"{where}: axis {axis!r} of {study} takes values of at least 1, not {value!r}")
     return value
 
 

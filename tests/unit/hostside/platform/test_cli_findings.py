@@ -1,8 +1,8 @@
 """Found by using the ``hdemu`` command line as a user would: a Ctrl-C of ``hdemu up`` while its platform
 starts, a platform start cut short before the DFX lanes, a fault lasting longer than its deadline word
 holds, ``hdemu status`` after a SIGKILL of the collector, an output path that cannot be written,
-``hdemu demo`` under an exported ``HDEMU_PLATFORM``. Each leaves no process, no segment and no
-traceback behind, and says what happened."""
+``hdemu demo`` under an exported ``HDEMU_PLATFORM``, a sweep axis below 1. Each leaves no process, no
+segment and no traceback behind, and says what happened."""
 from __future__ import annotations
 
 import os
@@ -15,6 +15,7 @@ import pytest
 from hostside.faults._schema import load_scenario
 from hostside.platform import Platform, cli, format_status, status
 from hostside.platform import _supervisor
+from hostside.studies._sweep_spec import SpecError, parse_inline
 from shm_layout.errors import ConfigError
 from shm_layout.segments import list_segments, unlink_name
 from tests.paths import ROOT
@@ -208,3 +209,16 @@ def test_demo_with_a_bad_hdemu_config_is_one_line(tmp_path):
     cfg.write_text("[platform]\nagents = 0\n")
     r = _demo({"HDEMU_CONFIG": str(cfg)})
     _one_line_error(r, "hdemu demo", "platform.agents")
+
+
+@pytest.mark.parametrize("inline", ["launches=-5", "launches=0", "agents=0,1"])
+def test_a_sweep_axis_below_one_is_refused(inline):
+    """``hdemu study dispatch --sweep launches=-5`` was accepted: the point never finished and was
+    killed at its 300 s timeout (then the sweep exited 0 with the point failed). Every numeric axis
+    counts something, so a value below 1 is a spec error, one line, exit 2."""
+    axis, _, value = inline.partition("=")
+    with pytest.raises(SpecError, match=f"axis '{axis}' of dispatch takes values of at least 1"):
+        parse_inline(inline, "dispatch")
+    r = subprocess.run([sys.executable, "-m", "hostside.studies", "dispatch", "--sweep", inline, "--out", os.devnull],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "at least 1" in r.stderr, r
