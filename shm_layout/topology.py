@@ -360,7 +360,7 @@ def _check_supervisor(topo: Topology, boot_name: str) -> None:
     sup = topo.supervisor
     if alive_since(sup["pid"], sup["start"]):
         return
-    why = "its pid now belongs to another process" if pid_alive(sup["pid"]) else "it is gone"
+    why = "runs no more: its pid now belongs to another process" if pid_alive(sup["pid"]) else "is gone"
     raise PlatformError(f"platform {boot_name} is dead: its supervisor (pid {sup['pid']}) {why}; "
                         f"`hdemu clean` removes what it left")
 

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -16,7 +17,8 @@ from hostside.faults._schema import load_scenario
 from hostside.platform import Platform, cli, format_status, status
 from hostside.platform import _supervisor
 from hostside.studies._sweep_spec import SpecError, parse_inline
-from shm_layout.errors import ConfigError
+from shm_layout import topology
+from shm_layout.errors import ConfigError, PlatformError
 from shm_layout.segments import list_segments, unlink_name
 from tests.paths import ROOT
 
@@ -222,3 +224,14 @@ def test_a_sweep_axis_below_one_is_refused(inline):
     r = subprocess.run([sys.executable, "-m", "hostside.studies", "dispatch", "--sweep", inline, "--out", os.devnull],
                        capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "at least 1" in r.stderr, r
+
+
+def test_a_dead_supervisor_is_said_in_plain_words():
+    """``hdemu status`` of a platform whose supervisor was SIGKILLed said "its supervisor (pid N) it is
+    gone"."""
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait(60)                                      # a pid that ran and is gone
+    topo = types.SimpleNamespace(supervisor={"pid": p.pid, "start": 1})
+    with pytest.raises(PlatformError) as err:
+        topology._check_supervisor(topo, "hdemu-1-aa-boot")
+    assert f"its supervisor (pid {p.pid}) is gone;" in str(err.value), err.value
