@@ -85,6 +85,8 @@ class Platform:
     # -- start ---------------------------------------------------------------------------------
     def start(self) -> "Platform":
         self.started_ns = time.monotonic_ns()
+        if self.dfx_out is not None and self.topo.dfx.prof["autostart"]:
+            self._check_dfx_out()
         try:
             for key, size in self.topo.segment_sizes().items():
                 self.segments[key] = Segment.create(self.topo.names[key], size)
@@ -100,6 +102,20 @@ class Platform:
             self.stop()
             raise
         return self
+
+    def _check_dfx_out(self) -> None:
+        """The collector's output directory, created now: one that cannot be (a file on the way, no
+        permission) is said here, naming the key, not as "the DFX collector did not start" after a
+        traceback of the collector's."""
+        try:
+            if os.path.exists(self.dfx_out) and not os.path.isdir(self.dfx_out):
+                raise NotADirectoryError(20, "not a directory")
+            os.makedirs(self.dfx_out, exist_ok=True)
+            if not os.access(self.dfx_out, os.W_OK | os.X_OK):
+                raise PermissionError(13, "not writable")
+        except OSError as exc:
+            raise PlatformError(f"platform.profiling.output_dir: cannot write the DFX outputs to {self.dfx_out}: "
+                                f"{exc.strerror or exc}") from None
 
     def _init_boot(self):
         boot = self.segments["boot"]

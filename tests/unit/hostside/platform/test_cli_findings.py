@@ -235,3 +235,19 @@ def test_a_dead_supervisor_is_said_in_plain_words():
     with pytest.raises(PlatformError) as err:
         topology._check_supervisor(topo, "hdemu-1-aa-boot")
     assert f"its supervisor (pid {p.pid}) is gone;" in str(err.value), err.value
+
+
+@pytest.mark.parametrize("where", ["file/dfx", "file"])
+def test_a_dfx_output_dir_that_cannot_be_written_is_said_at_start(tmp_path, where):
+    """``[platform.profiling] output_dir`` that cannot be created (a file on the way, or the path a
+    file): the platform failed with only "the DFX collector did not start (exit code 1)", after a
+    FileNotFoundError / FileExistsError traceback of the collector's."""
+    (tmp_path / "file").write_text("")
+    cfg = _supervisor.load_config(None)
+    cfg.update(agents=1, memory_mib=4, host_pool_mib=4)
+    cfg["profiling"].update(enabled=True, lanes=1, output_dir=str(tmp_path / where))
+    plat = Platform(cfg, embedded=False)
+    with pytest.raises(PlatformError, match=r"platform\.profiling\.output_dir: cannot write the DFX outputs to ") as err:
+        plat.start()
+    assert "not a directory" in str(err.value).lower(), err.value
+    assert plat.procs == {}                          # refused before any role or segment
