@@ -165,6 +165,17 @@ def _exit_status(code) -> int:
     return 1
 
 
+def _bytes_arg(text: str) -> int:
+    """A byte count on the command line: an int >= 0 (argparse reports anything else in one line)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative (0 = no budget)")
+    return n
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="hdemu counters",
                                  description="run a Python program with every dispatch's counters collected "
@@ -173,7 +184,7 @@ def main(argv=None) -> int:
     ap.add_argument("--counters", help=f"comma-separated counter names (default: all of {', '.join(C.COUNTER_NAMES)})")
     ap.add_argument("--policy", choices=replay.POLICIES, default="decline",
                     help="what an expired drain does (default: decline)")
-    ap.add_argument("--footprint-budget", type=int, default=0, help="bytes; larger snapshots are declined (0 = none)")
+    ap.add_argument("--footprint-budget", type=_bytes_arg, default=0, help="bytes; larger snapshots are declined (0 = none)")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="[--] [python] prog.py args | [--] [python] -m module args")
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     cmd = list(args.command)

@@ -88,6 +88,15 @@ def test_counters_with_a_missing_program_is_one_line(tmp_path):
     one_line_error(r, "no_such_program.py")
 
 
+@pytest.mark.parametrize("budget", ["-5", "abc", "1.5"])
+def test_counters_with_a_bad_footprint_budget_is_a_usage_error(tmp_path, budget):
+    prog = tmp_path / "prog.py"
+    prog.write_text("print('never run')\n")
+    r = hdemu("counters", "--footprint-budget", budget, "--", str(prog))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr      # was a ReplayError traceback for -5
+    assert "--footprint-budget" in r.stderr and "never run" not in r.stdout
+
+
 def test_a_closed_pipe_is_not_a_traceback():
     e = dict(os.environ)
     p = subprocess.Popen([sys.executable, "-m", "hostside.platform.cli", "ls", "--all", "--json"],
