@@ -339,20 +339,26 @@ class Runtime:
         # for the life of the process: a program that resets the device again and again kept each
         # platform's deleted segments mapped, and their memory in /dev/shm, until it exited
         atexit.unregister(self.shutdown)
-        self.async_handler.stop()
-        for q in list(self.queues):
+        try:
+            self.async_handler.stop()
+            for q in list(self.queues):
+                try:
+                    q.destroy()
+                except Exception as exc:  # noqa: BLE001 - teardown goes on; the CP reclaims the slot
+                    _log.warning("shutdown: queue %d of agent %d: %s", q.slot, q.agent.index, exc)
+        finally:
+            # a Ctrl-C in the queue teardown above (a queue of a stopped CP waits for its drain) still
+            # stops the embedded platform: the exit hook is gone, nothing else would remove its segments
             try:
-                q.destroy()
-            except Exception as exc:  # noqa: BLE001 - teardown goes on; the CP reclaims the slot
-                _log.warning("shutdown: queue %d of agent %d: %s", q.slot, q.agent.index, exc)
-        if self.trace is not None:
-            self.trace.release() if self.platform is None else None
-        if self.platform is not None:
-            trace_out = os.environ.get("HDEMU_TRACE_OUT")
-            self.platform.stop(trace_out=trace_out)
-        else:
-            self._release_shared()
-        self.unmapped = self.pm.close()
+                if self.trace is not None:
+                    self.trace.release() if self.platform is None else None
+                if self.platform is not None:
+                    trace_out = os.environ.get("HDEMU_TRACE_OUT")
+                    self.platform.stop(trace_out=trace_out)
+                else:
+                    self._release_shared()
+            finally:
+                self.unmapped = self.pm.close()
 
     def _release_shared(self) -> None:
         """Give back what this process holds on a platform that outlives it."""

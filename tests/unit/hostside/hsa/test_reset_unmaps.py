@@ -123,3 +123,45 @@ def test_a_finalizer_that_calls_hip_during_the_reset_does_not_deadlock_it():
     r = subprocess.run([sys.executable, "-c", FINALIZER], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "finalizer ran" in r.stdout, r.stdout
+
+
+INTERRUPTED = r"""
+import json, os
+from hostside import hip
+from hostside.hsa import _queue
+from shm_layout.segments import parse_name
+
+def mine():
+    return sorted(n for n in os.listdir("/dev/shm") if (parse_name(n) or (None,))[0] == os.getpid())
+
+s = hip.hipStreamCreate()
+hip.hipMemsetAsync(hip.hipMalloc(4096), 1, 4096, s)
+hip.hipStreamSynchronize(s)
+before = mine()
+
+def interrupted(self):
+    raise KeyboardInterrupt        # Ctrl-C while a queue is torn down (a stopped CP's drain waits)
+
+_queue.Queue.destroy = interrupted
+try:
+    hip.hipDeviceReset()
+    raised = False
+except KeyboardInterrupt:
+    raised = True
+print(json.dumps({"before": len(before), "after": mine(), "raised": raised}))
+"""
+
+
+def test_ctrl_c_in_the_queue_teardown_still_stops_the_embedded_platform():
+    """A KeyboardInterrupt in the reset's queue teardown propagates, and the embedded platform is stopped
+    anyway: before, the exit hook was already unregistered and every segment of the run was left in
+    /dev/shm (found by ending ``hdemu demo`` with Ctrl-C during its teardown)."""
+    env = dict(os.environ)
+    for var in ("HDEMU_PLATFORM", "HDEMU_CONFIG"):
+        env.pop(var, None)
+    r = subprocess.run([sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=120,
+                       cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["before"] > 0, out           # the platform's segments existed (the test can fail)
+    assert out["raised"] and out["after"] == [], out
