@@ -71,6 +71,11 @@ def _run(args) -> int:
     except ConfigError as exc:
         print(f"hdemu run: {exc}", file=sys.stderr)
         return 2
+    prog = sc.workload.program
+    if prog is not None and not os.path.isfile(prog):     # the workload runs it from this directory
+        print(f"hdemu run: {args.scenario}: workload.program {prog!r} is not a file (a relative path is taken "
+              f"from the current directory, {os.getcwd()})", file=sys.stderr)
+        return 2
     out = args.out or f"hdemu-run-{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
         os.makedirs(out, exist_ok=True)

@@ -97,6 +97,16 @@ def test_counters_with_a_bad_footprint_budget_is_a_usage_error(tmp_path, budget)
     assert "--footprint-budget" in r.stderr and "never run" not in r.stdout
 
 
+def test_run_with_a_missing_workload_program_is_a_scenario_error(tmp_path):
+    sc = tmp_path / "nope.toml"
+    sc.write_text('[workload]\nprogram = "no_such_program.py"\n\n[[promise]]\nkind = "roles_alive"\n')
+    r = hdemu("run", "--out", str(tmp_path / "out"), str(sc))
+    # was: a whole run whose workload failed, reported as a broken promise (exit 1)
+    assert r.returncode == 2, r
+    one_line_error(r, "workload.program", "no_such_program.py")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_closed_pipe_is_not_a_traceback():
     e = dict(os.environ)
     p = subprocess.Popen([sys.executable, "-m", "hostside.platform.cli", "ls", "--all", "--json"],
