@@ -79,6 +79,8 @@ _STAGING_MIN = 1 << 14
 #: short kernel takes to come back) before it sets up the bounded wait (``sync_signal``: spin, then
 #: futex, with the liveness checks)
 _SYNC_POLLS = 1024
+#: Cross-stream waits a stream notes (``depend_on``) before it forgets those that are over.
+_UPSTREAM_PRUNE = 32
 
 KERNEL_HEADER = A.make_header(A.HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier=True)
 MARKER_HEADER = A.make_header(A.HSA_PACKET_TYPE_BARRIER_AND, barrier=True)
@@ -154,6 +156,7 @@ class VirtualGPU(SignalRing, StagedCopies):
         #: (signal, stream, queue, packet id): packet id of queue waits on a signal that a command of
         #: another stream completes (``depend_on``); while it waits, that stream's failure is ours
         self.upstream: list = []
+        self._upstream_prune = _UPSTREAM_PRUNE
         self.failure: HsaError | None = None   # the error a failed stream had when it was destroyed
         q = self.queue
         self._s64 = rt.s64
@@ -188,8 +191,9 @@ class VirtualGPU(SignalRing, StagedCopies):
         if up is None or up is self:
             return
         ups = self.upstream
-        if len(ups) >= 32:                  # forget the waits that are over
+        if len(ups) >= self._upstream_prune:    # forget the waits that are over (amortised: the limit
             ups[:] = [u for u in ups if u[2].load_read_index() <= u[3] and u[0].load() != 0]
+            self._upstream_prune = max(_UPSTREAM_PRUNE, 2 * len(ups))   # doubles past still-pending waits)
         q = self.queue
         ups.append((sig, up, q, q.next_id - 1))
 

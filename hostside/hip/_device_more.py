@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import enum
 
-import numpy as np
-
 from ._capture_rules import check_unsafe
 from ._context import _st
-from ._device import _properties, hipDeviceProp_t, hipGetDeviceProperties
-from ._errors import _api, _raise, hipError_t
+from ._device import _check_device, _properties, hipDeviceProp_t, hipGetDeviceProperties
+from ._errors import _api, _is_int, _raise, hipError_t
 from ._memory import hipHostMalloc
 
 __all__ = ["hipDeviceGetUuid", "hipDeviceP2PAttr", "hipDevP2PAttrPerformanceRank", "hipDevP2PAttrAccessSupported",
@@ -45,10 +43,6 @@ _HOPS = 1
 _ATOMICS = 1
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
 def _ndev() -> int:
     return len(_st().rt.agents)
 
@@ -59,8 +53,7 @@ def hipDeviceGetUuid(device: int) -> bytes:
     a GPU's unique id, stable across runs and distinct per emulated device. A bad device is
     hipErrorInvalidDevice."""
     rt = _st().rt
-    if not _is_int(device) or not 0 <= device < len(rt.agents):
-        _raise(_E.hipErrorInvalidDevice, f"device must be in [0, {len(rt.agents)}), not {device!r}")
+    _check_device(rt, device)
     return _properties(rt, int(device))["uuid"]
 
 

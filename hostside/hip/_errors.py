@@ -11,6 +11,8 @@ import enum
 import functools
 import threading
 
+import numpy as np
+
 from shm_layout import layouts as L
 
 from ..hsa import DeviceLost, HostWaitTimeout, HsaError
@@ -129,6 +131,11 @@ _tls = threading.local()        # .last: this thread's last error
 
 def _set_last(err: hipError_t) -> None:
     _tls.last = err
+
+
+def _is_int(v) -> bool:
+    """An integer argument (a Python or numpy integer, not a bool)."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _raise(err: hipError_t, msg: str, cause: BaseException | None = None):

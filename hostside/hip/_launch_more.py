@@ -21,10 +21,8 @@ hipExtModuleLaunchKernel's: CLR records them as graph nodes).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ._context import hipStream_t
-from ._errors import _api, _raise, hipError_t
+from ._errors import _api, _is_int, _raise, hipError_t
 from ._limits import MAX_GLOBAL_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK
 from ._misc import hipModuleOccupancyMaxPotentialBlockSize
 from ._module import _bad_config, _launch, hipFunction_t
@@ -38,10 +36,6 @@ __all__ = ["hipLaunchKernel", "hipExtLaunchKernel", "hipLaunchCooperativeKernel"
 hipExtAnyOrderLaunch = 1
 
 _E = hipError_t
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _dim3(d, what: str) -> tuple:

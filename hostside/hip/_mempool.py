@@ -16,10 +16,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ._context import _st
-from ._errors import _api, _raise, hipError_t
+from ._errors import _api, _is_int, _raise, hipError_t
 from ._ordered import (_ord, _reap, _stream_arg, _size_arg, allocate, device_arg, hipMemPool_t, pool_arg,
                        prune)
 
@@ -109,10 +107,6 @@ class hipMemAccessDesc:
     """hipMemAccessDesc: the ``location`` a device accesses the pool from, and its ``flags``."""
     location: hipMemLocation = field(default_factory=hipMemLocation)
     flags: int = hipMemAccessFlagsProtNone
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _location_arg(loc, what: str) -> hipMemLocation:
