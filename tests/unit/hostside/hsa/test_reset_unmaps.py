@@ -46,14 +46,19 @@ print(json.dumps(seen))
 """
 
 
-def test_device_reset_leaves_no_mapping_of_the_platform_segments():
+def _run(program: str):
+    """Run ``program`` in a process of its own with an embedded platform; its last line, as JSON."""
     env = dict(os.environ)
     for var in ("HDEMU_PLATFORM", "HDEMU_CONFIG"):
         env.pop(var, None)
-    r = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=120,
+    r = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
                        cwd=ROOT, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
-    seen = json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_device_reset_leaves_no_mapping_of_the_platform_segments():
+    seen = _run(PROGRAM)
     for i, s in enumerate(seen):
         assert s["during"][1] > 0, s              # the platform was mapped while in use (the test can fail)
         assert s["after"] == [0, 0], f"reset {i}: {s['after'][0]} fds and {s['after'][1]} mappings left"
@@ -156,12 +161,6 @@ def test_ctrl_c_in_the_queue_teardown_still_stops_the_embedded_platform():
     """A KeyboardInterrupt in the reset's queue teardown propagates, and the embedded platform is stopped
     anyway: before, the exit hook was already unregistered and every segment of the run was left in
     /dev/shm (found by ending ``hdemu demo`` with Ctrl-C during its teardown)."""
-    env = dict(os.environ)
-    for var in ("HDEMU_PLATFORM", "HDEMU_CONFIG"):
-        env.pop(var, None)
-    r = subprocess.run([sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=120,
-                       cwd=ROOT, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out = _run(INTERRUPTED)
     assert out["before"] > 0, out           # the platform's segments existed (the test can fail)
     assert out["raised"] and out["after"] == [], out
