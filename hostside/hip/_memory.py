@@ -371,12 +371,12 @@ def _memcpy(dst, src, size: int, kind, stream, sync: bool):
     except ValueError:
         _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"kind must be a hipMemcpyKind, not {kind!r}")
     s = _get_stream(stream)
+    if size == 0:       # CLR's ihipMemcpy returns before it looks at the pointers (nullptr included)
+        return
     dk, d = _classify(dst, size, "dst")
     sk, sp = _classify(src, size, "src")
     if kind != hipMemcpyKind.hipMemcpyDefault and not _kind_allows(kind, dk, d, sk, sp):
         _raise(hipError_t.hipErrorInvalidMemcpyDirection, f"{kind.name} cannot copy from {sk} memory to {dk} memory")
-    if size == 0:
-        return
     if s.capture is not None:
         return s.capture.add_memcpy(s, dst, src, size, dk, sk)
     orig = s
@@ -472,7 +472,7 @@ def _memcpy_fixed(api, direction, dst, src, size, stream, sync):
     kind, okd, oks = _FIXED[direction]
     if not isinstance(size, (int, np.integer)) or size < 0:
         _raise(hipError_t.hipErrorInvalidValue, f"{api}: sizeBytes must be a non-negative int, not {size!r}")
-    for what, p, ok in (("dst", dst, okd), ("src", src, oks)):
+    for what, p, ok in () if size == 0 else (("dst", dst, okd), ("src", src, oks)):
         k, _ = _classify(p, size, f"{api}: {what}")
         if k not in ok:
             _raise(hipError_t.hipErrorInvalidValue,
@@ -530,11 +530,11 @@ def _memset(dst, value, size, stream, sync, width=1, api="hipMemset", fit=False)
     value = int(value) & ((1 << (8 * width)) - 1)
     if not isinstance(size, (int, np.integer)) or size < 0:
         _raise(hipError_t.hipErrorInvalidValue, f"{api}: sizeBytes must be a non-negative int, not {size!r}")
+    if size == 0:       # CLR's ihipMemset returns before it looks at dst (nullptr included)
+        return
     dk, d = _classify(dst, size, f"{api}: dst")
     if dk == "pageable":
         _raise(hipError_t.hipErrorInvalidValue, f"{api} needs a device or pinned host pointer")
-    if size == 0:
-        return
     s = _get_stream(stream)
     if s.capture is not None:
         return s.capture.add_memset(s, d, value, size, width)

@@ -1,0 +1,46 @@
+"""Bugs found by a second round of HIP programs written as a user would (CLR's behaviour checked in
+its source); each test failed before its fix."""
+import numpy as np
+import pytest
+
+from hostside import hip
+from tests.unit.hostside.hip.embedded import embedded_module
+
+pytestmark = pytest.mark.timeout(120)
+
+CONFIG = {"agents": 2, "memory_mib": 16, "host_pool_mib": 32, "engines": 2}
+
+
+@pytest.fixture(scope="module")
+def mod():
+    yield from embedded_module(CONFIG)
+
+
+# -- zero-byte copies and fills -------------------------------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda d, s: hip.hipMemcpy(None, None, 0, hip.hipMemcpyHostToDevice),
+    lambda d, s: hip.hipMemcpy(d, None, 0, hip.hipMemcpyHostToDevice),
+    lambda d, s: hip.hipMemcpy(None, d, 0, hip.hipMemcpyDeviceToHost),
+    lambda d, s: hip.hipMemcpyAsync(d, None, 0, hip.hipMemcpyHostToDevice, s),
+    lambda d, s: hip.hipMemcpyHtoD(d, None, 0),
+    lambda d, s: hip.hipMemcpyDtoH(None, d, 0),
+    lambda d, s: hip.hipMemcpyDtoDAsync(None, None, 0, s),
+    lambda d, s: hip.hipMemcpyPeer(None, 1, None, 0, 0),
+    lambda d, s: hip.hipMemset(None, 0, 0),
+    lambda d, s: hip.hipMemsetAsync(None, 0, 0, s),
+    lambda d, s: hip.hipMemsetD32(None, 7, 0),
+    lambda d, s: hip.hipMemsetD16Async(None, 7, 0, s),
+], ids=["memcpy-null-null", "memcpy-null-src", "memcpy-null-dst", "memcpyAsync", "HtoD", "DtoH", "DtoDAsync",
+        "peer", "memset", "memsetAsync", "memsetD32", "memsetD16Async"])
+def test_a_zero_byte_copy_or_fill_ignores_its_pointers(mod, stream, call):
+    """``hipMemcpy(d, v.data(), 0, ...)`` of an empty std::vector passes nullptr: CLR's ihipMemcpy and
+    ihipMemset return hipSuccess for 0 bytes before they look at a pointer. hdemu said
+    hipErrorInvalidValue (the pointer was classified first)."""
+    d = hip.hipMalloc(256)
+    try:
+        hip.hipGetLastError()
+        call(d, stream)
+        assert hip.hipGetLastError() == hip.hipError_t.hipSuccess
+        hip.hipStreamSynchronize(stream)
+    finally:
+        hip.hipFree(d)
