@@ -321,9 +321,7 @@ def hipEventRecord(event: hipEvent_t, stream=None) -> None:
         return s.capture.add_event_record(s, ev)
     v = s.vgpu
     with ev.lock, v.lock:
-        if ev.recorded and ev.stream is not v and ev.signal.load() != 0:
-            ev.stream.sync_signal(ev.signal)
-        _event_rearm(ev, v)
+        _event_rearm(ev, v)     # a record still in flight (on any stream) moves the event to a fresh signal
         v.marker(signal=ev.signal, waiters=ev.waiters)
         ev.recorded = True
         ev.stream = v

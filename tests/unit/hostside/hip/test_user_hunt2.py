@@ -3,8 +3,9 @@ its source); each test failed before its fix."""
 import numpy as np
 import pytest
 
-from hostside import hip
+from hostside import hip, hsa
 from tests.unit.hostside.hip.embedded import embedded_module
+from tests.upstream.hipkit import Gate
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -44,3 +45,38 @@ def test_a_zero_byte_copy_or_fill_ignores_its_pointers(mod, stream, call):
         hip.hipStreamSynchronize(stream)
     finally:
         hip.hipFree(d)
+
+
+# -- events ---------------------------------------------------------------------------------------------
+@pytest.fixture
+def short_waits(mod):
+    """Host waits bounded by 5 s instead of the suite's 60 s (a call that blocks where HIP does not
+    fails in 5 s with hipErrorLaunchTimeOut)."""
+    rt = hsa.runtime()
+    before, rt.wait_timeout_s = rt.wait_timeout_s, 5.0
+    yield mod
+    rt.wait_timeout_s = before
+
+
+def test_re_recording_an_event_on_another_stream_does_not_wait_for_its_pending_record(short_waits):
+    """hipEventRecord enqueues a marker and returns (CLR: the event now names the new record). An
+    event whose record on stream A was still pending, recorded again on stream B, blocked the host
+    until A's record completed: here A is held by a gate the host opens only afterwards, so the call
+    never returned (hipErrorLaunchTimeOut after the wait bound)."""
+    mod = short_waits
+    a, b = hip.hipStreamCreate(), hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking)
+    ev = hip.hipEventCreate()
+    gate = Gate(mod, limit_s=60.0)
+    try:
+        gate.launch(a)
+        hip.hipEventRecord(ev, a)
+        assert hip.hipEventQuery(ev) == hip.hipError_t.hipErrorNotReady
+        hip.hipEventRecord(ev, b)                   # returned at once in HIP
+        assert hip.hipStreamQuery(a) == hip.hipError_t.hipErrorNotReady    # a is still held
+    finally:
+        gate.close()
+    hip.hipEventSynchronize(ev)
+    assert hip.hipEventQuery(ev) == hip.hipError_t.hipSuccess
+    for x in (a, b):
+        hip.hipStreamDestroy(x)
+    hip.hipEventDestroy(ev)
