@@ -82,6 +82,8 @@ def _suite(upstream: str) -> str:
     parts = path.split("/")
     if repo.endswith("hip-tests") and len(parts) > 2:
         return f"hip-tests {parts[2]}"
+    if repo.endswith("/MIOpen"):
+        return "MIOpen test/gtest" if parts[:2] == ["test", "gtest"] else "MIOpen test"
     return "rocprofiler-sdk kernel_replay"
 
 
@@ -126,7 +128,7 @@ def render_doc(mods: list[dict]) -> str:
     np_ = not_ported()
     if np_:
         lines += ["", "## Not ported", "",
-                  "Upstream cases that need functions hdemu does not have (from each folder's NOT_PORTED.md).", ""]
+                  "Upstream cases not ported, or ported in part, and why (from each folder's NOT_PORTED.md).", ""]
         for path, rows in np_:
             lines += [f"From `{path}`:", ""] + rows + [""]
     return "\n".join(lines).rstrip() + "\n"
