@@ -14,13 +14,16 @@ Modules, each importing only those before it: ``_errors``, ``_types`` (enums), `
 """
 from ._errors import MiopenError, miopenStatus_t
 from ._types import (miopenDataType_t, miopenHalf, miopenFloat, miopenInt32, miopenInt8, miopenBFloat16,
-                     miopenDouble, miopenInt64, miopenPoolingMode_t, miopenPoolingMax, miopenPoolingAverage,
+                     miopenDouble, miopenFloat8, miopenBFloat8, miopenInt64, miopenTensorLayout_t, miopenTensorNCHW,
+                     miopenTensorNHWC, miopenTensorCHWN, miopenTensorNCHWc4, miopenTensorNCHWc8, miopenTensorCHWNc4,
+                     miopenTensorCHWNc8, miopenTensorNCDHW, miopenTensorNDHWC, miopenPoolingMode_t, miopenPoolingMax, miopenPoolingAverage,
                      miopenPoolingAverageInclusive, miopenIndexType_t, miopenIndexUint8, miopenIndexUint16,
                      miopenIndexUint32, miopenIndexUint64, miopenPoolingWorkspaceIndexMode_t,
                      miopenPoolingWorkspaceIndexMask, miopenPoolingWorkspaceIndexImage, miopenPaddingMode_t,
                      miopenPaddingDefault, miopenPaddingSame, miopenPaddingValid)
 from ._tensor import (miopenTensorDescriptor_t, miopenCreateTensorDescriptor, miopenSet4dTensorDescriptor,
-                      miopenSet4dTensorDescriptorEx, miopenSetTensorDescriptor, miopenGetTensorDescriptor,
+                      miopenSetNdTensorDescriptorWithLayout, miopenSet4dTensorDescriptorEx, miopenSetTensorDescriptor,
+                      miopenSetTensorDescriptorV2, miopenGetTensorDescriptor,
                       miopenGet4dTensorDescriptor, miopenGetTensorDescriptorSize, miopenDestroyTensorDescriptor)
 from ._pooling_desc import (miopenPoolingDescriptor_t, miopenCreatePoolingDescriptor, miopenSet2dPoolingDescriptor,
                             miopenGet2dPoolingDescriptor, miopenSetNdPoolingDescriptor, miopenGetNdPoolingDescriptor,
@@ -35,12 +38,14 @@ from ._pooling_api import miopenPoolingForward, miopenPoolingBackward
 __all__ = [
     "MiopenError", "miopenStatus_t",
     "miopenDataType_t", "miopenHalf", "miopenFloat", "miopenInt32", "miopenInt8", "miopenBFloat16", "miopenDouble",
-    "miopenInt64", "miopenPoolingMode_t", "miopenPoolingMax", "miopenPoolingAverage", "miopenPoolingAverageInclusive",
+    "miopenFloat8", "miopenBFloat8", "miopenInt64", "miopenTensorLayout_t", "miopenTensorNCHW", "miopenTensorNHWC",
+    "miopenTensorCHWN", "miopenTensorNCHWc4", "miopenTensorNCHWc8", "miopenTensorCHWNc4", "miopenTensorCHWNc8",
+    "miopenTensorNCDHW", "miopenTensorNDHWC", "miopenPoolingMode_t", "miopenPoolingMax", "miopenPoolingAverage", "miopenPoolingAverageInclusive",
     "miopenIndexType_t", "miopenIndexUint8", "miopenIndexUint16", "miopenIndexUint32", "miopenIndexUint64",
     "miopenPoolingWorkspaceIndexMode_t", "miopenPoolingWorkspaceIndexMask", "miopenPoolingWorkspaceIndexImage",
     "miopenPaddingMode_t", "miopenPaddingDefault", "miopenPaddingSame", "miopenPaddingValid",
     "miopenTensorDescriptor_t", "miopenCreateTensorDescriptor", "miopenSet4dTensorDescriptor",
-    "miopenSet4dTensorDescriptorEx", "miopenSetTensorDescriptor", "miopenGetTensorDescriptor",
+    "miopenSetNdTensorDescriptorWithLayout", "miopenSetTensorDescriptorV2", "miopenSet4dTensorDescriptorEx", "miopenSetTensorDescriptor", "miopenGetTensorDescriptor",
     "miopenGet4dTensorDescriptor", "miopenGetTensorDescriptorSize", "miopenDestroyTensorDescriptor",
     "miopenPoolingDescriptor_t", "miopenCreatePoolingDescriptor", "miopenSet2dPoolingDescriptor",
     "miopenGet2dPoolingDescriptor", "miopenSetNdPoolingDescriptor", "miopenGetNdPoolingDescriptor",

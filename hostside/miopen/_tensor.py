@@ -9,10 +9,11 @@ is the dimension letters ordered by decreasing stride (ties by decreasing length
 from __future__ import annotations
 
 from ._errors import MiopenError, live_descriptor, miopenStatus_t, set_descriptor
-from ._types import DATA_SIZE, miopenDataType_t, enum_value
+from ._types import DATA_SIZE, miopenDataType_t, miopenTensorLayout_t, enum_value
 
 __all__ = ["miopenTensorDescriptor_t", "miopenCreateTensorDescriptor", "miopenSet4dTensorDescriptor",
-           "miopenSet4dTensorDescriptorEx", "miopenSetTensorDescriptor", "miopenGetTensorDescriptor",
+           "miopenSetNdTensorDescriptorWithLayout", "miopenSet4dTensorDescriptorEx", "miopenSetTensorDescriptor",
+           "miopenSetTensorDescriptorV2", "miopenGetTensorDescriptor",
            "miopenGet4dTensorDescriptor", "miopenGetTensorDescriptorSize", "miopenDestroyTensorDescriptor"]
 
 _BAD = miopenStatus_t.miopenStatusBadParm
@@ -43,7 +44,7 @@ def packed_strides(lens, order: str | None = None, labels: str | None = None) ->
 class miopenTensorDescriptor_t:
     """A tensor descriptor (``miopenCreateTensorDescriptor``); set it before use."""
 
-    __slots__ = ("type", "lens", "strides", "destroyed", "_layout", "_key", "ver")
+    __slots__ = ("type", "lens", "strides", "destroyed", "_layout", "_key", "ver", "vec")
 
     def __init__(self):
         self.type = None
@@ -53,9 +54,10 @@ class miopenTensorDescriptor_t:
         self._layout = None
         self._key = None
         self.ver = 0            # bumped by every set: what callers that memoise checks compare
+        self.vec = 1            # vector length of an NCHWc / CHWNc layout (elements per innermost position)
 
-    def _set(self, dt: int, lens, strides) -> None:
-        self.type, self.lens, self.strides = dt, tuple(lens), tuple(strides)
+    def _set(self, dt: int, lens, strides, vec: int = 1) -> None:
+        self.type, self.lens, self.strides, self.vec = dt, tuple(lens), tuple(strides), vec
         self._layout = None
         self._key = None
         self.ver += 1
@@ -67,14 +69,14 @@ class miopenTensorDescriptor_t:
 
     @property
     def element_size(self) -> int:
-        n = 1
+        n = self.vec
         for v in self.lens:
             n *= v
         return n
 
     @property
     def element_space(self) -> int:
-        return sum((l - 1) * s for l, s in zip(self.lens, self.strides)) + 1
+        return sum((l - 1) * s for l, s in zip(self.lens, self.strides)) + self.vec
 
     @property
     def num_bytes(self) -> int:
@@ -158,6 +160,45 @@ def miopenSet4dTensorDescriptor(tensorDesc, dataType, n: int, c: int, h: int, w:
     d._set(dt, lens, packed_strides(lens))
 
 
+_LAYOUT_STR = {0: "NCHW", 1: "NHWC", 2: "CHWN", 3: "NCHWc", 4: "NCHWc", 5: "CHWNc", 6: "CHWNc", 7: "NCDHW",
+               8: "NDHWC"}
+_VECTOR_LENGTH = {3: 4, 4: 8, 5: 4, 6: 8}
+
+
+def miopenSetNdTensorDescriptorWithLayout(tensorDesc, dataType, tensorLayout, lens, num_lens: int) -> None:
+    """Lengths ``lens`` (``num_lens`` of them, in NCHW / NCDHW order) stored packed in ``tensorLayout``
+    (TensorDescriptor::MakeDescriptor with a layout): a layout of the other rank is miopenStatusBadParm;
+    NCHWc4/c8 and CHWNc4/c8 divide C by the vector length (which must divide it) and keep it innermost,
+    CHWNc reorders the lengths to C, H, W, N as MIOpen does."""
+    d = _live(tensorDesc)
+    if lens is None or isinstance(num_lens, bool) or not isinstance(num_lens, int) or num_lens <= 0:
+        raise MiopenError(_INVALID, f"lens must be given and num_lens must be > 0, not num_lens={num_lens!r}, "
+                                    f"lens={lens!r}")
+    dt = enum_value(miopenDataType_t, dataType, "dataType")
+    layout = enum_value(miopenTensorLayout_t, tensorLayout, "tensorLayout")
+    dims = _int_list(lens, "lens", _INVALID)
+    if len(dims) < num_lens:
+        raise MiopenError(_INVALID, f"lens has {len(dims)} lengths, num_lens says {num_lens}")
+    dims = dims[:num_lens]
+    want = 5 if layout in (7, 8) else 4
+    if num_lens != want:
+        raise MiopenError(_BAD, f"Unsupported layout: {miopenTensorLayout_t(layout).name} needs {want} lengths, "
+                                f"not {num_lens}")
+    _check_positive(dims, "Lengths (lens)")
+    vec = _VECTOR_LENGTH.get(int(layout), 1)
+    if vec > 1:
+        if layout in (5, 6):                    # CHWNc: lengths stored C, H, W, N
+            dims = [dims[1], dims[2], dims[3], dims[0]]
+        c_pos = 0 if layout in (5, 6) else 1
+        if dims[c_pos] % vec:
+            raise MiopenError(_BAD, f"Wrong C, C % Vect != 0: C={dims[c_pos]}, vector length {vec}")
+        dims[c_pos] //= vec
+        strides = [s * vec for s in packed_strides(dims)]
+    else:
+        strides = packed_strides(dims, _LAYOUT_STR[int(layout)], _default_labels(num_lens))
+    d._set(dt, dims, strides, vec)
+
+
 def miopenSet4dTensorDescriptorEx(tensorDesc, dataType, n: int, c: int, h: int, w: int,
                                   nStride: int, cStride: int, hStride: int, wStride: int) -> None:
     d = _live(tensorDesc)
@@ -191,6 +232,11 @@ def miopenSetTensorDescriptor(tensorDesc, dataType, nbDims: int, dimsA, stridesA
     strides = strides[:nbDims]
     _check_positive(strides, "Strides (stridesA)")
     d._set(dt, lens, strides)
+
+
+def miopenSetTensorDescriptorV2(tensorDesc, dataType, nbDims: int, dimsA, stridesA=None) -> None:
+    """miopenSetTensorDescriptor with size_t lengths and strides (the same checks here: Python ints)."""
+    miopenSetTensorDescriptor(tensorDesc, dataType, nbDims, dimsA, stridesA)
 
 
 def miopenGetTensorDescriptor(tensorDesc) -> tuple:

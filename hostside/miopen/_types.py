@@ -9,7 +9,10 @@ import numpy as np
 from ._errors import MiopenError, miopenStatus_t
 
 __all__ = ["miopenDataType_t", "miopenHalf", "miopenFloat", "miopenInt32", "miopenInt8", "miopenBFloat16",
-           "miopenDouble", "miopenInt64", "miopenPoolingMode_t", "miopenPoolingMax", "miopenPoolingAverage",
+           "miopenDouble", "miopenFloat8", "miopenBFloat8", "miopenInt64", "miopenTensorLayout_t", "miopenTensorNCHW",
+           "miopenTensorNHWC", "miopenTensorCHWN", "miopenTensorNCHWc4", "miopenTensorNCHWc8", "miopenTensorCHWNc4",
+           "miopenTensorCHWNc8", "miopenTensorNCDHW", "miopenTensorNDHWC", "miopenPoolingMode_t", "miopenPoolingMax",
+           "miopenPoolingAverage",
            "miopenPoolingAverageInclusive", "miopenIndexType_t", "miopenIndexUint8", "miopenIndexUint16",
            "miopenIndexUint32", "miopenIndexUint64", "miopenPoolingWorkspaceIndexMode_t",
            "miopenPoolingWorkspaceIndexMask", "miopenPoolingWorkspaceIndexImage", "miopenPaddingMode_t",
@@ -23,7 +26,21 @@ class miopenDataType_t(enum.IntEnum):
     miopenInt8 = 3
     miopenBFloat16 = 5
     miopenDouble = 6
+    miopenFloat8 = 7
+    miopenBFloat8 = 8
     miopenInt64 = 9
+
+
+class miopenTensorLayout_t(enum.IntEnum):
+    miopenTensorNCHW = 0
+    miopenTensorNHWC = 1
+    miopenTensorCHWN = 2
+    miopenTensorNCHWc4 = 3
+    miopenTensorNCHWc8 = 4
+    miopenTensorCHWNc4 = 5
+    miopenTensorCHWNc8 = 6
+    miopenTensorNCDHW = 7
+    miopenTensorNDHWC = 8
 
 
 class miopenPoolingMode_t(enum.IntEnum):
@@ -50,11 +67,11 @@ class miopenPaddingMode_t(enum.IntEnum):
     miopenPaddingValid = 2
 
 
-globals().update({m.name: m for e in (miopenDataType_t, miopenPoolingMode_t, miopenIndexType_t,
+globals().update({m.name: m for e in (miopenDataType_t, miopenTensorLayout_t, miopenPoolingMode_t, miopenIndexType_t,
                                       miopenPoolingWorkspaceIndexMode_t, miopenPaddingMode_t) for m in e})
 
 #: element size in bytes and numpy dtype of each data type
-DATA_SIZE = {0: 2, 1: 4, 2: 4, 3: 1, 5: 2, 6: 8, 9: 8}
+DATA_SIZE = {0: 2, 1: 4, 2: 4, 3: 1, 5: 2, 6: 8, 7: 1, 8: 1, 9: 8}
 NUMPY_DTYPE = {0: np.dtype("<f2"), 1: np.dtype("<f4"), 2: np.dtype("<i4"), 3: np.dtype("i1"), 6: np.dtype("<f8"),
                9: np.dtype("<i8")}
 #: the data types this library pools (as MIOpen's pooling solvers: float and half)
