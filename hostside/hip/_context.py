@@ -19,7 +19,7 @@ import threading
 from .. import hsa as _hsa
 from .. import platform as _platform  # noqa: F401  (registers the embedded-platform factory with hsa)
 from ..clr import VirtualGPU
-from ..hsa import HsaError
+from ..hsa import HostWaitTimeout, HsaError
 from ._capture_rules import implicit_capture_check
 from ._errors import _from_hsa, _raise, hipError_t
 from ._order import OrderPoint
@@ -56,7 +56,7 @@ class _State:
     def __init__(self):
         self.rt = _hsa.runtime()
         self.null_streams: dict[int, hipStream_t] = {}
-        self.streams: set = set()
+        self.streams: dict = {}                 # the live created streams, in creation order (values None)
         self.blocking: dict[int, list] = {}     # device -> its live blocking streams (null excluded)
         self.null_holders: dict[int, _NullHolder] = {}
         self.peer_access: set = set()           # (device, peer) pairs enabled by hipDeviceEnablePeerAccess
@@ -184,7 +184,7 @@ def _new_stream(dev: int, flags: int, priority: int) -> hipStream_t:
     if blocking:
         s.seen = -1         # its first command waits for the null stream's work still in flight
     with st.lock:
-        st.streams.add(s)
+        st.streams[s] = None
         if blocking:
             st.blocking.setdefault(dev, []).append(s)
     return s
@@ -193,7 +193,7 @@ def _new_stream(dev: int, flags: int, priority: int) -> hipStream_t:
 def _forget_stream(s: hipStream_t) -> None:
     """Unregister a destroyed stream (under the state lock, by hipStreamDestroy)."""
     st = _st()
-    st.streams.discard(s)
+    st.streams.pop(s, None)
     lst = st.blocking.get(s.device)
     if lst is not None and s in lst:
         lst.remove(s)
@@ -290,7 +290,23 @@ def _live_streams(device: int | None = None) -> list:
     return [s for s in every if not s.destroyed and (device is None or s.device == device)]
 
 
+def _synchronize_all(streams) -> None:
+    """Wait for the work of every stream of ``streams`` (VirtualGPUs), then raise the first failure
+    met: a failed stream does not cut the wait for the others short (after a device-wide sync that
+    raised, no stream still runs work). A wait that ran out its bound is raised at once."""
+    first = None
+    for v in streams:
+        try:
+            v.synchronize()
+        except HostWaitTimeout:
+            raise
+        except HsaError as exc:
+            if first is None:
+                first = exc
+    if first is not None:
+        raise first
+
+
 def _synchronize_device(device: int) -> None:
     """Wait for every live stream of ``device`` (its null stream included)."""
-    for s in _live_streams(device):
-        s.vgpu.synchronize()
+    _synchronize_all([s.vgpu for s in _live_streams(device)])

@@ -282,6 +282,8 @@ def hipDeviceDisablePeerAccess(peerDevice: int) -> None:
 
 @_api
 def hipDeviceSynchronize() -> None:
+    """Wait for the work of every stream of the current device; a failed stream's error is raised
+    once the other streams' work is done too."""
     check_device_sync("hipDeviceSynchronize")
     _synchronize_device(_current_device())
 

@@ -26,7 +26,7 @@ import warnings
 from ..hsa import HSA_SIGNAL_CONDITION_EQ, HsaError
 from ._capture_rules import capture_wait_event, check_unsafe
 from ._context import (_blocking_streams, _current_device, _forget_stream, _get_stream, _new_stream, _peek_stream,
-                       _st, hipStream_t, hipStreamDefault, hipStreamNonBlocking, hipStreamPerThread)
+                       _st, _synchronize_all, hipStream_t, hipStreamDefault, hipStreamNonBlocking, hipStreamPerThread)
 from ._errors import _api, _raise, hipError_t
 from ._graph_types import _T, HostSpec, hipEventWaitExternal
 from ._order import add_waiter as _add_waiter
@@ -122,16 +122,16 @@ def hipStreamDestroy(stream: hipStream_t) -> None:
 
 @_api
 def hipStreamSynchronize(stream=None) -> None:
-    """Wait for the stream's work; on the legacy null stream, for the device's blocking streams too."""
+    """Wait for the stream's work; on the legacy null stream, for the device's blocking streams too
+    (a failed one's error is raised once the others' work is done)."""
     s = _peek_stream(stream)
     if s.capture is not None:
         s.capture.illegal("hipStreamSynchronize")
     check_unsafe("hipStreamSynchronize")
     if s.null:
-        for b in _blocking_streams(s.device):
-            if b.capture is None:
-                b.vgpu.synchronize()
-    s.vgpu.synchronize()
+        _synchronize_all([b.vgpu for b in _blocking_streams(s.device) if b.capture is None] + [s.vgpu])
+    else:
+        s.vgpu.synchronize()
 
 
 @_api

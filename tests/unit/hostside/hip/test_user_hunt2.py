@@ -1,9 +1,12 @@
 """Bugs found by a second round of HIP programs written as a user would (CLR's behaviour checked in
 its source); each test failed before its fix."""
+import threading
+
 import numpy as np
 import pytest
 
 from hostside import hip, hsa
+from hostside.clr import VirtualGPU
 from tests.unit.hostside.hip.embedded import embedded_module
 from tests.upstream.hipkit import Gate
 
@@ -80,3 +83,53 @@ def test_re_recording_an_event_on_another_stream_does_not_wait_for_its_pending_r
     for x in (a, b):
         hip.hipStreamDestroy(x)
     hip.hipEventDestroy(ev)
+
+
+# -- a device-wide sync with a failed stream ------------------------------------------------------------
+@pytest.fixture
+def fresh():
+    """A platform of its own (these tests leave a failed null stream or device behind)."""
+    yield from embedded_module(CONFIG)
+
+
+@pytest.mark.parametrize("sync", ["hipDeviceSynchronize", "hipStreamSynchronize(0)"])
+def test_a_device_wide_sync_waits_for_every_stream_before_it_reports_a_failed_one(fresh, sync, monkeypatch):
+    """A stream failed (a kernel raised) and other streams still run: hipDeviceSynchronize (and the
+    legacy null stream's hipStreamSynchronize(0), which covers the blocking streams) raised the
+    failure as soon as it met that stream, and returned while the streams after it were still
+    running. It now waits for all of them, then raises the error (CLR waits for every stream)."""
+    mod = fresh
+    d = hip.hipMalloc(256)
+    bad = hip.hipStreamCreate()             # first: the streams are synchronised in creation order
+    hip.hipModuleLaunchKernel(hip.hipModuleGetFunction(mod, "boom"), 1, 1, 1, 1, 1, 1, 0, bad, [d])
+    with pytest.raises(hip.HipError):
+        hip.hipStreamSynchronize(bad)       # the failure is there before the sync below starts
+    gate = Gate(mod, limit_s=60.0)
+    late = hip.hipStreamCreate()
+    gate.launch(late)
+    # the gate opens once the sync below waits for ``late`` (never, before the fix): a host function
+    # on another stream waits for that, so nothing races against a timer
+    waiting = threading.Event()
+    real = VirtualGPU.synchronize
+
+    def synchronize(v):
+        if v is late.vgpu:
+            waiting.set()
+        return real(v)
+    monkeypatch.setattr(VirtualGPU, "synchronize", synchronize)
+    opener = hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking)
+    hip.hipLaunchHostFunc(opener, lambda _u: waiting.wait(30) and gate.open(), None)
+    try:
+        with pytest.raises(hip.HipError) as exc:
+            hip.hipDeviceSynchronize() if sync == "hipDeviceSynchronize" else hip.hipStreamSynchronize(0)
+        assert exc.value.error == hip.hipError_t.hipErrorLaunchFailure
+        assert hip.hipStreamQuery(late) == hip.hipError_t.hipSuccess    # was hipErrorNotReady
+    finally:
+        waiting.set()
+        gate.open()
+    hip.hipStreamDestroy(bad)
+    hip.hipDeviceSynchronize()
+    gate.close()
+    for s in (late, opener):
+        hip.hipStreamDestroy(s)
+    hip.hipFree(d)
