@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from functools import partial as _partial
 import platform as _platform
 import os
 import time
@@ -182,22 +183,30 @@ class Notifier:
 
 class Decrementer:
     """Atomic ``-1`` on the u64 at ``base_addr + i * stride + off`` (the entries of one table: the
-    command processor's completion signals), each entry's pointer built on first use; ``wake(i)``
-    bumps entry ``i``'s wake word (u32 ``seq`` at ``wake_off``) and wakes everyone sleeping on it."""
+    command processor's completion signals), each entry's operation built on first use; ``wake(i)``
+    bumps entry ``i``'s wake word (u32 ``seq`` at ``wake_off``) and wakes everyone sleeping on it.
 
-    __slots__ = ("base", "stride", "off", "wake_off", "_ptrs", "_wakes")
+    ``op(i)`` is entry ``i``'s decrement as a zero-argument callable (a ``functools.partial`` of the
+    atomic with its pointer bound: calling it costs the atomic alone, no Python frame); ``ops`` is the
+    dict of those built so far, for a hot path to look up (``ops.get(i) or op(i)``)."""
+
+    __slots__ = ("base", "stride", "off", "wake_off", "ops", "_wakes")
 
     def __init__(self, base_addr: int, stride: int, off: int, wake_off: int):
         self.base, self.stride, self.off, self.wake_off = base_addr, stride, off, wake_off
-        self._ptrs: dict[int, ctypes.c_void_p] = {}
+        self.ops: dict[int, object] = {}
         self._wakes: dict[int, ctypes.c_void_p] = {}
+
+    def op(self, i: int):
+        """Entry ``i``'s decrement (returns the old value), built once."""
+        f = self.ops.get(i)
+        if f is None:
+            f = self.ops[i] = _partial(_fa8, _VP(self.base + i * self.stride + self.off), _MINUS1_64, _SEQ_CST)
+        return f
 
     def __call__(self, i: int) -> int:
         """Decrement entry ``i``'s word; returns the old value."""
-        p = self._ptrs.get(i)
-        if p is None:
-            p = self._ptrs[i] = _VP(self.base + i * self.stride + self.off)
-        return _fa8(p, _MINUS1_64, _SEQ_CST)
+        return (self.ops.get(i) or self.op(i))()
 
     def wake(self, i: int) -> None:
         """Bump entry ``i``'s wake word and wake everyone sleeping on it."""

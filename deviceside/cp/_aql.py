@@ -69,6 +69,7 @@ _COND = {A.HSA_SIGNAL_CONDITION_EQ: operator.eq, A.HSA_SIGNAL_CONDITION_NE: oper
          A.HSA_SIGNAL_CONDITION_LT: operator.lt, A.HSA_SIGNAL_CONDITION_GTE: operator.ge}
 # bound once: a kernel module that replaces these does not change the engine
 _now, _arange, _int64 = time.monotonic_ns, np.arange, np.int64
+_tnew, _itemgetter = tuple.__new__, operator.itemgetter
 
 
 def _bad_geometry(dims, block, grid):
@@ -84,21 +85,34 @@ def _bad_geometry(dims, block, grid):
                       f"{gx}x{gy}x{gz} exceeds {MAX_GRID_ITEMS}")
 
 
-class KernelContext:
-    """What a kernel sees besides its arguments: the launch geometry, vectorised ids and counters."""
+class KernelContext(tuple):
+    """What a kernel sees besides its arguments: the launch geometry (``grid`` in work-items and
+    ``block``, each (x, y, z); ``dims``), its ``dispatch_id``, its ``agent``, vectorised ids
+    (``global_id``) and counters (``n``; ``counters`` is None). Read-only; a tuple underneath, so that
+    the engine builds one per dispatch with a single C call (``_tnew``)."""
 
-    __slots__ = ("grid", "block", "dims", "dispatch_id", "agent", "counters")
+    __slots__ = ()
+    grid = property(_itemgetter(0))
+    block = property(_itemgetter(1))
+    dims = property(_itemgetter(2))
+    dispatch_id = property(_itemgetter(3))
+    agent = property(_itemgetter(4))
+    counters = property(_itemgetter(5))
 
-    def __init__(self, grid, block, dims, did, agent):
-        self.grid, self.block, self.dims, self.dispatch_id, self.agent = grid, block, dims, did, agent
-        self.counters = None
+    def __new__(cls, grid, block, dims, did, agent, counters=None):
+        return _tnew(cls, (grid, block, dims, did, agent, counters))
+
+    def __repr__(self) -> str:
+        return (f"KernelContext(grid={self[0]}, block={self[1]}, dims={self[2]}, dispatch_id={self[3]:#x}, "
+                f"agent={self[4]})")
 
     def global_id(self, axis: int = 0) -> np.ndarray:
-        return _arange(self.grid[axis], dtype=_int64)
+        return _arange(self[0][axis], dtype=_int64)
 
     @property
     def n(self) -> int:
-        return self.grid[0] * self.grid[1] * self.grid[2]
+        g = self[0]
+        return g[0] * g[1] * g[2]
 
 
 class AqlEngine(RingEngine):
@@ -121,6 +135,7 @@ class AqlEngine(RingEngine):
         self.signal_value = cp.signal_value
         self.s64, self.s32, self.n_signals, self.signals_addr = cp.s64, cp.s32, cp.n_signals, cp.signals_addr
         self.decrement = cp.decrement
+        self.dec_ops = cp.decrement.ops             # slot -> its decrement, once built (Decrementer.op)
 
     def run_dispatch(self, qs: QueueState, idx: int, off: int) -> None:
         (_h, setup, wx, wy, wz, _r0, gx, gy, gz, priv, grp, kobj, karg, r2, sig) = \
@@ -170,7 +185,7 @@ class AqlEngine(RingEngine):
             args = ()
         cst = self.counters.begin(r2, k, args, qs.owner_pid) if r2 else None    # counters requested
         grid, block = (gx, gy, gz), (wx, wy, wz)
-        ctx = KernelContext(grid, block, dims, did, self.agent_index)
+        ctx = _tnew(KernelContext, (grid, block, dims, did, self.agent_index, None))
         tr = self.trace
         engine = self.engine
         start = _now()
@@ -198,7 +213,7 @@ class AqlEngine(RingEngine):
             base = slot * _SIG_WORDS
             s64[base + _SIG_START64] = start
             s64[base + _SIG_END64] = end
-            self.decrement(slot)                    # locked: also the barrier before the waiters check
+            (self.dec_ops.get(slot) or self.decrement.op(slot))()   # locked: the barrier before the waiters check
             if self.s32[slot * _SIG_WORDS32 + _SIG_WAITERS32]:
                 self.decrement.wake(slot)
 

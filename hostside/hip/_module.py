@@ -47,7 +47,8 @@ class hipFunction_t:
         self.module, self.name, self.kobj, self.sig = module, name, kobj, sig
         self.co = module.co     # its code object (``co.unloaded`` once the module is unloaded)
         self.nargs = len(sig.args)
-        self.ptrs = any(a[2] for a in sig.args)     # has pointer arguments (checked at each launch)
+        #: the positions of its pointer arguments (checked at each launch; empty: none)
+        self.ptrs = tuple(i for i, a in enumerate(sig.args) if a[2])
 
     def __repr__(self):
         return f"<hipFunction_t {self.name}({self.sig.text})>"
@@ -298,7 +299,10 @@ def hipModuleLaunchKernel(f: hipFunction_t, gridDimX: int, gridDimY: int, gridDi
                 params = tuple(kp) if kp is not None else ()
                 ok = len(params) == n
                 if ok and f.ptrs:
-                    params = tuple(_pack_value(v, a[2], a[0]) for v, a in zip(params, f.sig.args))
+                    for i in f.ptrs:            # a pointer is an int as it is: else _pack_value says
+                        if type(params[i]) is not int:      # what it takes (or makes None a null)
+                            params = tuple(_pack_value(v, a[2], a[0]) for v, a in zip(params, f.sig.args))
+                            break
             if ok:
                 if s.null or s.order.v.commands != s.seen:
                     _apply_order(s)             # the legacy null stream's ordering, as in _launch
