@@ -22,7 +22,8 @@ listed before it (no cycles):
 * ``_memory2d`` (pitched memory, 2-D copies and fills), ``_memory3d`` (3-D memory, on the 2-D paths),
   ``_ordered`` (the stream-ordered allocator and memory pools), ``_streamops`` (hipStreamWaitValue /
   hipStreamWriteValue), ``_misc`` (hipInit, device flags, limits,
-  cache configurations, PCI ids, single pointer attributes, function attributes, occupancy).
+  cache configurations, PCI ids, single pointer attributes), ``_funcattr`` (function attributes),
+  ``_occupancy`` (the occupancy calculator).
 * ``_graph_build``: node specs from HIP arguments and the explicit construction API.
 * ``_capture``: the capture object and hipStreamBeginCapture/EndCapture.
 * ``_schedule`` (ops, lanes, plans, replicas) <- ``_graph_exec`` (GraphExec: build, launch, update)
@@ -30,7 +31,7 @@ listed before it (no cycles):
 * ``_graph_nodeparams`` (node parameters of a graph) <- ``_graph_update`` (exec node setters,
   hipGraphExecUpdate; after ``_graph_api``).
 * ``_launch_more`` (hipLaunchKernel, hipExtLaunchKernel, cooperative launches: on ``_module``'s launch
-  path, with ``_misc``'s occupancy), ``_device_more`` (hipDeviceGetUuid, P2P attributes, link type,
+  path, with ``_occupancy``), ``_device_more`` (hipDeviceGetUuid, P2P attributes, link type,
   profiler markers, hipSetValidDevices, hipMemAllocHost, hipGetDevicePropertiesR0600).
 
 Imports ``hostside.replay``, ``hostside.clr``, ``hostside.hsa``, ``hostside.platform`` (only so that it
@@ -69,6 +70,7 @@ from ._stream import (hipDeviceGetStreamPriorityRange, hipEvent_t, hipEventBlock
                       hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
                       hipStreamDestroy, hipStreamGetDevice, hipStreamGetFlags, hipStreamGetPriority, hipStreamQuery,
                       hipStreamSynchronize, hipStreamWaitEvent)
+from ._stream import hipExtStreamCreateWithCUMask, hipExtStreamGetCUMask
 from ._module import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END,
                       hipExtModuleLaunchKernel, hipFunction_t, hipModule_t, hipModuleGetFunction, hipModuleGetGlobal,
                       hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleUnload)
@@ -86,18 +88,22 @@ from ._ordered import (hipDeviceGetDefaultMemPool, hipDeviceGetMemPool, hipFreeA
                        hipMemPoolSetAttribute, hipMemPoolTrimTo)
 from ._mempool import *  # noqa: F401,F403 -- created pools; its __all__ is added to ours below
 from ._mempool import __all__ as _mempool_all
+from ._graph_mem import *  # noqa: F401,F403 -- graph memory nodes; its __all__ is added to ours below
+from ._graph_mem import __all__ as _graph_mem_all
 from ._misc import (hipChooseDevice, hipDeviceGetByPCIBusId, hipDeviceGetCacheConfig, hipDeviceGetLimit,
                     hipDeviceGetName, hipDeviceGetPCIBusId, hipDeviceLmemResizeToMax, hipDeviceMapHost,
                     hipDeviceScheduleAuto, hipDeviceScheduleBlockingSync, hipDeviceScheduleMask, hipDeviceScheduleSpin,
                     hipDeviceScheduleYield, hipDeviceSetCacheConfig, hipDeviceSetLimit, hipDeviceTotalMem,
                     hipDeviceGet, hipDeviceComputeCapability, hipMemPtrGetInfo,
-                    hipFuncAttributes, hipFuncCache_t, hipFuncCachePreferEqual, hipFuncCachePreferL1,
-                    hipFuncCachePreferNone, hipFuncCachePreferShared, hipFuncGetAttribute, hipFuncGetAttributes,
-                    hipFuncSetCacheConfig, hipFunction_attribute, hipGetDeviceFlags, hipInit, hipLimit_t,
+                    hipFuncCache_t, hipFuncCachePreferEqual, hipFuncCachePreferL1,
+                    hipFuncCachePreferNone, hipFuncCachePreferShared,
+                    hipFuncSetCacheConfig, hipGetDeviceFlags, hipInit, hipLimit_t,
                     hipLimitMallocHeapSize, hipLimitPrintfFifoSize, hipLimitStackSize, hipMemGetAddressRange,
-                    hipModuleOccupancyMaxActiveBlocksPerMultiprocessor, hipModuleOccupancyMaxPotentialBlockSize,
-                    hipOccupancyMaxActiveBlocksPerMultiprocessor, hipOccupancyMaxPotentialBlockSize,
                     hipPointer_attribute, hipPointerGetAttribute, hipSetDeviceFlags)
+from ._funcattr import __all__ as _funcattr_all
+from ._funcattr import *  # noqa: F401,F403 - function attributes (its __all__)
+from ._occupancy import __all__ as _occupancy_all
+from ._occupancy import *  # noqa: F401,F403 - the occupancy calculator (its __all__)
 from ._graph_types import (hipEventRecordDefault, hipEventRecordExternal, hipEventWaitDefault, hipEventWaitExternal,
                            hipGraph_t, hipGraphNode_t, hipGraphNodeType, hipHostNodeParams, hipKernelNodeParams,
                            hipMemcpyNodeParams, hipMemsetParams, hipStreamCaptureMode, hipStreamCaptureModeGlobal,
@@ -173,6 +179,7 @@ __all__ = [
     "hipStreamCreate", "hipStreamCreateWithFlags", "hipStreamCreateWithPriority", "hipDeviceGetStreamPriorityRange",
     "hipStreamGetPriority", "hipStreamGetFlags", "hipStreamGetDevice", "hipStreamDestroy", "hipStreamSynchronize",
     "hipStreamQuery", "hipStreamWaitEvent", "hipLaunchHostFunc", "hipStreamAddCallback",
+    "hipExtStreamCreateWithCUMask", "hipExtStreamGetCUMask",
     "hipEvent_t", "hipEventCreate", "hipEventCreateWithFlags", "hipEventDefault", "hipEventBlockingSync",
     "hipEventDisableTiming", "hipEventInterprocess", "hipEventDisableSystemFence", "hipEventReleaseToDevice",
     "hipEventReleaseToSystem", "hipEventRecord", "hipEventSynchronize", "hipEventQuery", "hipEventElapsedTime",
@@ -198,6 +205,8 @@ __all__ = [
     "hipMemPoolAttrReservedMemHigh", "hipMemPoolAttrUsedMemCurrent", "hipMemPoolAttrUsedMemHigh",
     # created memory pools (_mempool)
     *_mempool_all,
+    # graph memory nodes and the graph memory pool (_graph_mem)
+    *_graph_mem_all,
     # the smaller calls (_misc)
     "hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipDeviceGet", "hipDeviceComputeCapability",
     "hipMemPtrGetInfo", "hipSetDeviceFlags", "hipGetDeviceFlags",
@@ -207,9 +216,9 @@ __all__ = [
     "hipFuncCachePreferNone", "hipFuncCachePreferShared", "hipFuncCachePreferL1", "hipFuncCachePreferEqual",
     "hipDeviceSetCacheConfig", "hipDeviceGetCacheConfig", "hipFuncSetCacheConfig", "hipChooseDevice",
     "hipDeviceGetPCIBusId", "hipDeviceGetByPCIBusId", "hipPointer_attribute", "hipPointerGetAttribute",
-    "hipMemGetAddressRange", "hipFunction_attribute", "hipFuncAttributes", "hipFuncGetAttributes",
-    "hipFuncGetAttribute", "hipModuleOccupancyMaxPotentialBlockSize", "hipOccupancyMaxPotentialBlockSize",
-    "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "hipOccupancyMaxActiveBlocksPerMultiprocessor",
+    "hipMemGetAddressRange",
+    # function attributes (_funcattr), occupancy (_occupancy)
+    *_funcattr_all, *_occupancy_all,
     # graph types and enums (_graph_types)
     "hipStreamCaptureMode", "hipStreamCaptureModeGlobal", "hipStreamCaptureModeThreadLocal",
     "hipStreamCaptureModeRelaxed", "hipStreamCaptureStatus", "hipStreamCaptureStatusNone",

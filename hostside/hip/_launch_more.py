@@ -24,7 +24,7 @@ from __future__ import annotations
 from ._context import hipStream_t
 from ._errors import _api, _is_int, _raise, hipError_t
 from ._limits import MAX_GLOBAL_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK
-from ._misc import hipModuleOccupancyMaxPotentialBlockSize
+from ._occupancy import hipModuleOccupancyMaxPotentialBlockSize
 from ._module import _bad_config, _launch, hipFunction_t
 from ._stream import hipEvent_t
 

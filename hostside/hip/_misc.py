@@ -1,6 +1,6 @@
 """The smaller runtime calls, with CLR's checks and error codes: hipInit, device names, total memory,
 flags, limits, cache configurations, PCI bus ids and hipChooseDevice; the single-attribute pointer
-query and hipMemGetAddressRange; function attributes and the occupancy calculator.
+query and hipMemGetAddressRange. (Function attributes are in ``_funcattr``, occupancy in ``_occupancy``.)
 
 Values are returned (the C out-pointers are dropped, so CLR's "null out-pointer" errors have no
 Python form). Per-device settings (flags, limits, cache configuration) live in the process's HIP
@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
 from shm_layout import layouts as L
 
 from ._context import _current_device, _st
-from ._device import DEVICE_LIMITS, DEVICE_MAJOR, DEVICE_MINOR, _check_device, _properties
+from ._device import DEVICE_MAJOR, DEVICE_MINOR, _check_device, _properties
 from ._errors import _api, _raise, hipError_t
-from ._limits import MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK, WARP_SIZE
 from ._memory import _host_info, _managed, hipMemoryTypeDevice, hipMemoryTypeHost
 from ._module import hipFunction_t
 
@@ -33,9 +31,7 @@ __all__ = ["hipInit", "hipDeviceGetName", "hipDeviceTotalMem", "hipDeviceGet", "
            "hipFuncCachePreferShared", "hipFuncCachePreferL1", "hipFuncCachePreferEqual",
            "hipDeviceSetCacheConfig", "hipDeviceGetCacheConfig", "hipFuncSetCacheConfig", "hipChooseDevice",
            "hipDeviceGetPCIBusId", "hipDeviceGetByPCIBusId", "hipPointer_attribute", "hipPointerGetAttribute",
-           "hipMemGetAddressRange", "hipFunction_attribute", "hipFuncAttributes", "hipFuncGetAttributes",
-           "hipFuncGetAttribute", "hipModuleOccupancyMaxPotentialBlockSize", "hipOccupancyMaxPotentialBlockSize",
-           "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "hipOccupancyMaxActiveBlocksPerMultiprocessor"]
+           "hipMemGetAddressRange"]
 
 
 def _int(v) -> bool:
@@ -432,131 +428,3 @@ def hipMemPtrGetInfo(ptr) -> int:
     if a is None:
         _raise(hipError_t.hipErrorInvalidValue, f"{ptr!r} is not a pointer into a live allocation")
     return a.size
-
-
-# -- function attributes and occupancy ---------------------------------------------------------------
-class hipFunction_attribute(enum.IntEnum):
-    HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
-    HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
-    HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
-    HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
-    HIP_FUNC_ATTRIBUTE_NUM_REGS = 4
-    HIP_FUNC_ATTRIBUTE_PTX_VERSION = 5
-    HIP_FUNC_ATTRIBUTE_BINARY_VERSION = 6
-    HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7
-    HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-    HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
-
-
-@dataclass(frozen=True)
-class hipFuncAttributes:
-    """What hipFuncGetAttributes reports. An emulated kernel is Python: it declares no static LDS,
-    constant or private memory and uses no registers, so those are 0; a block may have up to
-    maxThreadsPerBlock work-items and all of sharedMemPerBlock as dynamic shared memory."""
-    binaryVersion: int = DEVICE_MAJOR * 10 + DEVICE_MINOR
-    cacheModeCA: int = 0
-    constSizeBytes: int = 0
-    localSizeBytes: int = 0
-    maxDynamicSharedSizeBytes: int = SHARED_MEM_PER_BLOCK
-    maxThreadsPerBlock: int = MAX_THREADS_PER_BLOCK
-    numRegs: int = 0
-    preferredShmemCarveout: int = 0
-    ptxVersion: int = DEVICE_MAJOR * 10 + DEVICE_MINOR
-    sharedSizeBytes: int = 0
-
-
-_FUNC_FIELD = {0: "maxThreadsPerBlock", 1: "sharedSizeBytes", 2: "constSizeBytes", 3: "localSizeBytes",
-               4: "numRegs", 5: "ptxVersion", 6: "binaryVersion", 7: "cacheModeCA", 8: "maxDynamicSharedSizeBytes",
-               9: "preferredShmemCarveout"}
-
-
-def _function(f, null_err=hipError_t.hipErrorInvalidResourceHandle) -> hipFunction_t:
-    if type(f) is not hipFunction_t:
-        _raise(null_err, f"f must be a hipFunction_t, not {f!r}")
-    if f.co.unloaded:
-        _raise(hipError_t.hipErrorInvalidHandle, f"{f.name}: its module {f.co.name} was unloaded")
-    return f
-
-
-@_api
-def hipFuncGetAttributes(func) -> hipFuncAttributes:
-    """The attributes of ``func`` (a hipFunction_t; hdemu has no host symbols for kernels); anything
-    else is hipErrorInvalidDeviceFunction."""
-    _st()
-    _function(func, hipError_t.hipErrorInvalidDeviceFunction)
-    return hipFuncAttributes()
-
-
-@_api
-def hipFuncGetAttribute(attrib, hfunc) -> int:
-    """One field of hipFuncGetAttributes (a hipFunction_attribute). No function is
-    hipErrorInvalidResourceHandle; an attribute out of the enum hipErrorInvalidValue (as CLR)."""
-    _st()
-    _function(hfunc)
-    if not _int(attrib) or int(attrib) not in _FUNC_FIELD:
-        _raise(hipError_t.hipErrorInvalidValue, f"attrib must be a hipFunction_attribute, not {attrib!r}")
-    return getattr(hipFuncAttributes(), _FUNC_FIELD[int(attrib)])
-
-
-def _occupancy(f, block: int, dyn_shared, potential: bool):
-    """CLR's ihipOccupancyMaxActiveBlocksPerMultiprocessor for a gfx9 device and a kernel that uses
-    no registers or static LDS: (blocks per CU, blocks per grid, best block size). The waves a CU
-    holds give maxThreadsPerMultiProcessor work-items; LDS (sharedMemPerMultiprocessor) limits blocks
-    that ask for dynamic shared memory."""
-    if not _int(dyn_shared) or dyn_shared < 0:
-        _raise(hipError_t.hipErrorInvalidValue, f"dynSharedMemPerBlk must be a non-negative int, not {dyn_shared!r}")
-    if not _int(block):
-        _raise(hipError_t.hipErrorInvalidValue, f"the block size must be an int, not {block!r}")
-    max_wg = MAX_THREADS_PER_BLOCK
-    if not potential:
-        if block <= 0:
-            _raise(hipError_t.hipErrorInvalidValue, f"blockSize must be positive, not {block}")
-        if block > max_wg:
-            return 0, 0, 0
-    elif block <= 0 or block > max_wg:
-        block = max_wg
-    alu_threads = DEVICE_LIMITS["maxThreadsPerMultiProcessor"]
-    lds = DEVICE_LIMITS["sharedMemPerMultiprocessor"]
-    lds_wgs = lds // dyn_shared if dyn_shared else 2**31 - 1
-    aligned = -(-int(block) // WARP_SIZE) * WARP_SIZE
-    per_cu = min(alu_threads // aligned, lds_wgs)
-    best = min(alu_threads, aligned)
-    cus = _properties(_st().rt, _current_device())["multiProcessorCount"]
-    return per_cu, cus * min(alu_threads // best, lds_wgs), best
-
-
-@_api
-def hipModuleOccupancyMaxPotentialBlockSize(f, dynSharedMemPerBlk: int = 0, blockSizeLimit: int = 0):
-    """(gridSize, blockSize): the block size (a multiple of warpSize, at most ``blockSizeLimit``
-    when that is in (0, maxThreadsPerBlock]) that fills a CU, and the grid that fills every CU of the
-    current device with it (CLR's calculation; see ``_occupancy``). No function is
-    hipErrorInvalidValue."""
-    _function(f, hipError_t.hipErrorInvalidValue)
-    _per_cu, grid, best = _occupancy(f, blockSizeLimit, dynSharedMemPerBlk, True)
-    return grid, best
-
-
-@_api
-def hipOccupancyMaxPotentialBlockSize(f, dynSharedMemPerBlk: int = 0, blockSizeLimit: int = 0):
-    """As hipModuleOccupancyMaxPotentialBlockSize, for ``f`` a hipFunction_t (hdemu has no host
-    symbols); anything else is hipErrorInvalidDeviceFunction."""
-    _function(f, hipError_t.hipErrorInvalidDeviceFunction)
-    _per_cu, grid, best = _occupancy(f, blockSizeLimit, dynSharedMemPerBlk, True)
-    return grid, best
-
-
-@_api
-def hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(f, blockSize: int, dynSharedMemPerBlk: int = 0) -> int:
-    """How many blocks of ``blockSize`` work-items (rounded up to warpSize) fit one CU at once:
-    maxThreadsPerMultiProcessor / blockSize, fewer when dynamic shared memory limits them; 0 for a
-    block over maxThreadsPerBlock. blockSize <= 0 or no function is hipErrorInvalidValue."""
-    _function(f, hipError_t.hipErrorInvalidValue)
-    return _occupancy(f, blockSize, dynSharedMemPerBlk, False)[0]
-
-
-@_api
-def hipOccupancyMaxActiveBlocksPerMultiprocessor(f, blockSize: int, dynSharedMemPerBlk: int = 0) -> int:
-    """As hipModuleOccupancyMaxActiveBlocksPerMultiprocessor; no function is
-    hipErrorInvalidDeviceFunction."""
-    _function(f, hipError_t.hipErrorInvalidDeviceFunction)
-    return _occupancy(f, blockSize, dynSharedMemPerBlk, False)[0]

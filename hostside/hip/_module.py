@@ -41,7 +41,7 @@ class hipModule_t:
 
 
 class hipFunction_t:
-    __slots__ = ("module", "name", "kobj", "sig", "co", "nargs", "ptrs")
+    __slots__ = ("module", "name", "kobj", "sig", "co", "nargs", "ptrs", "max_dyn_shared")
 
     def __init__(self, module, name, kobj, sig):
         self.module, self.name, self.kobj, self.sig = module, name, kobj, sig
@@ -49,6 +49,8 @@ class hipFunction_t:
         self.nargs = len(sig.args)
         #: the positions of its pointer arguments (checked at each launch; empty: none)
         self.ptrs = tuple(i for i, a in enumerate(sig.args) if a[2])
+        #: hipFuncSetAttribute's hipFuncAttributeMaxDynamicSharedMemorySize, per device (``_funcattr``)
+        self.max_dyn_shared = {}
 
     def __repr__(self):
         return f"<hipFunction_t {self.name}({self.sig.text})>"

@@ -27,7 +27,8 @@ from ..hsa import HSA_SIGNAL_CONDITION_EQ, HsaError
 from ._capture_rules import capture_wait_event, check_unsafe
 from ._context import (_blocking_streams, _current_device, _forget_stream, _get_stream, _new_stream, _peek_stream,
                        _st, _synchronize_all, hipStream_t, hipStreamDefault, hipStreamNonBlocking, hipStreamPerThread)
-from ._errors import _api, _raise, hipError_t
+from ._device import _properties
+from ._errors import _api, _is_int, _raise, hipError_t
 from ._graph_types import _T, HostSpec, hipEventWaitExternal
 from ._order import add_waiter as _add_waiter
 from ._order import bury, fresh_signal, has_buried, reusable, sweep_buried
@@ -35,7 +36,7 @@ from ._order import bury, fresh_signal, has_buried, reusable, sweep_buried
 __all__ = ["hipStreamCreate", "hipStreamCreateWithFlags", "hipStreamCreateWithPriority",
            "hipDeviceGetStreamPriorityRange", "hipStreamGetPriority", "hipStreamGetFlags", "hipStreamGetDevice",
            "hipStreamDestroy", "hipStreamSynchronize", "hipStreamQuery", "hipStreamWaitEvent",
-           "hipLaunchHostFunc", "hipStreamAddCallback",
+           "hipLaunchHostFunc", "hipStreamAddCallback", "hipExtStreamCreateWithCUMask", "hipExtStreamGetCUMask",
            "hipEvent_t", "hipEventCreate", "hipEventCreateWithFlags", "hipEventDefault", "hipEventBlockingSync",
            "hipEventDisableTiming", "hipEventInterprocess", "hipEventDisableSystemFence", "hipEventReleaseToDevice",
            "hipEventReleaseToSystem", "hipEventRecord", "hipEventSynchronize",
@@ -99,6 +100,61 @@ def hipStreamGetFlags(stream) -> int:
 @_api
 def hipStreamGetDevice(stream=None) -> int:
     return _peek_stream(stream).device
+
+
+# -- CU masks (hipamd/src/hip_stream.cpp) ----------------------------------------------------------------
+def _cu_count(device: int) -> int:
+    return _properties(_st().rt, device)["multiProcessorCount"]
+
+
+def _default_cu_mask(cus: int) -> list[int]:
+    """Every CU of the device enabled: bit i of word i // 32 for each of its ``cus`` CUs."""
+    return [(1 << min(32, cus - 32 * w)) - 1 for w in range(-(-cus // 32))]
+
+
+@_api
+def hipExtStreamCreateWithCUMask(cuMaskSize: int, cuMask) -> hipStream_t:
+    """A blocking stream of the current device (normal priority) that may run only on the CUs whose
+    bits ``cuMask`` sets (``cuMaskSize`` 32-bit words, bit i of word w for CU 32*w + i). As in CLR,
+    ``cuMaskSize`` 0 or no mask is hipErrorInvalidValue and the mask is kept as given (an all-zero
+    mask or bits past the device's CUs are accepted: hipExtStreamGetCUMask reports what applies).
+    hdemu records it; the command processor runs a dispatch on whichever engine it runs on.
+    A ``cuMask`` shorter than ``cuMaskSize`` or a word outside uint32 is hipErrorInvalidValue too."""
+    if not _is_int(cuMaskSize) or cuMaskSize <= 0 or cuMaskSize >= 2**32:
+        _raise(hipError_t.hipErrorInvalidValue, f"cuMaskSize must be a positive uint32, not {cuMaskSize!r}")
+    if cuMask is None:
+        _raise(hipError_t.hipErrorInvalidValue, "cuMask is null")
+    try:
+        words = [cuMask[i] for i in range(int(cuMaskSize))]
+    except (TypeError, IndexError, KeyError) as exc:
+        _raise(hipError_t.hipErrorInvalidValue, f"cuMask must hold cuMaskSize ({cuMaskSize}) uint32 words", exc)
+    if not all(_is_int(w) and 0 <= w < 2**32 for w in words):
+        _raise(hipError_t.hipErrorInvalidValue, f"cuMask words must be uint32, not {words!r}")
+    s = _new_stream(_current_device(), hipStreamDefault, 0)
+    s.cu_mask = tuple(int(w) for w in words)
+    return s
+
+
+@_api
+def hipExtStreamGetCUMask(stream, cuMaskSize: int) -> list[int]:
+    """The CU mask ``stream`` runs with, as ``cuMaskSize`` 32-bit words (CLR's hipExtStreamGetCUMask:
+    the words past the mask are left as the caller had them; here they are 0). ``cuMaskSize`` must
+    cover the current device's multiProcessorCount (hipErrorInvalidValue). The null stream, a stream
+    created without a mask, or one whose mask enables none of the device's CUs, report every CU."""
+    if not _is_int(cuMaskSize) or cuMaskSize < 0 or cuMaskSize >= 2**32:
+        _raise(hipError_t.hipErrorInvalidValue, f"cuMaskSize must be a uint32, not {cuMaskSize!r}")
+    cus = _cu_count(_current_device())
+    default = _default_cu_mask(cus)
+    if cuMaskSize < len(default):
+        _raise(hipError_t.hipErrorInvalidValue,
+               f"cuMaskSize {cuMaskSize} is too small for {cus} CUs: it must be at least {len(default)}")
+    mask = default
+    if stream is not None and stream is not hipStreamPerThread and not (type(stream) is int and stream == 0):
+        own = getattr(_peek_stream(stream), "cu_mask", ())
+        anded = [a & b for a, b in zip(own, default)]
+        if any(anded):
+            mask = anded
+    return mask + [0] * (int(cuMaskSize) - len(mask))
 
 
 @_api
