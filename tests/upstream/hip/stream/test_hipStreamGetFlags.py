@@ -5,9 +5,6 @@ from hostside import hip
 
 UPSTREAM = "ROCm/hip-tests:catch/unit/stream/hipStreamGetFlags.cc"
 
-# Unit_hipStreamGetFlags_StreamsCreatedWithCUMask needs hipExtStreamCreateWithCUMask: NOT_PORTED.md.
-
-
 @pytest.mark.parametrize("flag_name", ["hipStreamDefault", "hipStreamNonBlocking"])
 def test_Unit_hipStreamGetFlags_Basic(mod, flag_name):
     expected = getattr(hip, flag_name)
@@ -24,3 +21,9 @@ def test_Unit_hipStreamGetFlags_Negative(mod):
     assert ei.value.error == hip.hipError_t.hipErrorInvalidValue
     # "Valid Stream && Nullptr Flags": a nullptr out-param has no Python form
     hip.hipStreamDestroy(valid)
+
+
+def test_Unit_hipStreamGetFlags_StreamsCreatedWithCUMask(mod):
+    s = hip.hipExtStreamCreateWithCUMask(1, [0xFFFFFFFF])
+    assert hip.hipStreamGetFlags(s) == hip.hipStreamDefault
+    hip.hipStreamDestroy(s)

@@ -6,7 +6,7 @@ from hostside import hip
 UPSTREAM = "ROCm/hip-tests:catch/unit/stream/hipStreamGetPriority.cc"
 
 # Unit_hipStreamGetPriority_nullptr_nullptr and _stream_nullptr pass a nullptr out-param (no Python
-# form); Unit_hipStreamGetPriority_StreamsWithCUMask needs hipExtStreamCreateWithCUMask: NOT_PORTED.md.
+# form): NOT_PORTED.md.
 
 
 @pytest.mark.parametrize("section", ["null", "default", "high", "higher", "low", "lower"])
@@ -44,4 +44,13 @@ def test_Unit_hipStreamGetPriority_nullptr_priority(mod):
 def test_Unit_hipStreamGetPriority_stream_priority(mod):
     s = hip.hipStreamCreate()
     hip.hipStreamGetPriority(s)
+    hip.hipStreamDestroy(s)
+
+
+def test_Unit_hipStreamGetPriority_StreamsWithCUMask(mod):
+    low, high = hip.hipDeviceGetStreamPriorityRange()
+    normal = int((low + high) / 2)          # C's int division (truncation towards 0)
+    assert low != high                      # priorities are supported
+    s = hip.hipExtStreamCreateWithCUMask(1, [0xFFFFFFFF])
+    assert hip.hipStreamGetPriority(s) == normal
     hip.hipStreamDestroy(s)
