@@ -23,7 +23,7 @@ from ._graph_types import (_T, _TYPE_NAMES, ChildSpec, _graph, hipGraph_t, hipGr
                            hipKernelNodeParams)
 from ._schedule import ENode
 from ._stream import _event_rearm
-from . import _userobj
+from . import _graph_mem_run, _userobj
 
 __all__ = ["hipGraphExec_t", "hipGraphInstantiate", "hipGraphInstantiateWithFlags", "hipGraphLaunch",
            "hipGraphExecDestroy", "hipGraphExecKernelNodeSetParams", "hipGraphNodeSetEnabled",
@@ -106,6 +106,8 @@ def _flatten(g: hipGraph_t, entry: list, out: list) -> list:
                 done[n] = _flatten(n.spec.graph, deps, out)
             else:
                 en = ENode(n, n.spec)
+                if n.type in _graph_mem_run.MEM_TYPES:  # the host's work at launch (_graph_mem_run)
+                    en.type = _T.hipGraphNodeTypeEmpty
                 en.deps = deps
                 out.append(en)
                 done[n] = [en]
@@ -138,6 +140,7 @@ def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
     """Topological sort (child graphs inlined), schedule, pre-built packets and kernarg blocks (see
     ``_schedule``)."""
     g = _graph(graph)
+    _graph_mem_run.check_instantiate(g)
     order: list = []
     _flatten(g, [], order)
     enodes = {en.node: en for en in order}
@@ -152,6 +155,7 @@ def hipGraphInstantiate(graph, flags: int = 0) -> hipGraphExec_t:
     exe.flags = flags                       # hipGraphExecGetFlags
     exe.impl.children = _child_enodes(g, enodes)    # hipGraphExecChildGraphNodeSetParams
     _userobj.retain_tree(g, exe)            # as CLR's exec owns a clone of the graph: its user objects
+    _graph_mem_run.on_instantiate(g, exe, order)
     return exe
 
 
@@ -190,7 +194,9 @@ def hipGraphLaunch(graphExec, stream=None) -> None:
             warnings.warn("kernel replay is configured but graph launches are not replayed: the graph runs once",
                           RuntimeWarning, stacklevel=2)
         _report_graph_decline(ex, s)
+    token = _graph_mem_run.before_launch(graphExec, ex, s)
     ex.launch(s.vgpu)
+    _graph_mem_run.after_launch(token)
 
 
 @_api
@@ -222,6 +228,7 @@ def hipGraphExecDestroy(graphExec) -> None:
     its references to the graph's user objects (their destructors may run now, in this thread)."""
     _exec(graphExec).destroy()
     _userobj.release_all(graphExec)
+    _graph_mem_run.on_exec_destroy(graphExec)
 
 
 def _enode(ex, node, types=None):

@@ -16,7 +16,7 @@ from ._graph_types import (_T, ChildSpec, CopySpec, FillSpec, HostSpec, KernelSp
 from ._memory import _classify, _kind_allows, hipMemcpyKind
 from ._module import _extra_params, _pack_value, hipFunction_t
 from ._stream import _event
-from . import _userobj
+from . import _graph_mem_run, _userobj
 
 __all__ = ["hipGraphCreate", "hipGraphDestroy", "hipGraphAddKernelNode", "hipGraphAddMemcpyNode",
            "hipGraphAddMemcpyNode1D", "hipGraphAddMemsetNode", "hipGraphAddHostNode", "hipGraphAddEmptyNode",
@@ -125,6 +125,7 @@ def hipGraphDestroy(graph) -> None:
     the graph owns to user objects are released (their destructors may run now, in this thread)."""
     _graph(graph).destroyed = True
     _userobj.release_all(graph)
+    _graph_mem_run.on_graph_destroy(graph)
 
 
 @_api
@@ -207,8 +208,12 @@ def _edges(g, from_, to):
 
 @_api
 def hipGraphClone(graph) -> hipGraph_t:
-    """A deep copy of ``graph`` (nodes, parameters, edges, child graphs); the two are independent."""
-    return _clone_graph(_graph(graph))
+    """A deep copy of ``graph`` (nodes, parameters, edges, child graphs); the two are independent. A
+    graph with memory nodes of its own is hipErrorNotSupported, as in CLR."""
+    g = _graph(graph)
+    if _graph_mem_run.has_mem_nodes(g):
+        _raise(hipError_t.hipErrorNotSupported, "a graph with memory nodes cannot be cloned")
+    return _clone_graph(g)
 
 
 @_api

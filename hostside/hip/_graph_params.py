@@ -3,7 +3,7 @@ a cloned graph (hipGraphDestroyNode, hipGraphNodeFindInClone), with CLR's error 
 from __future__ import annotations
 
 from ._errors import _api, _raise, hipError_t
-from ._graph_types import _any_node, _graph, hipGraphNode_t
+from ._graph_types import _T, _any_node, _graph, hipGraphNode_t
 
 __all__ = ["hipGraphDestroyNode", "hipGraphNodeFindInClone"]
 
@@ -14,6 +14,8 @@ def hipGraphDestroyNode(node) -> None:
     go with it); the node is invalid afterwards (hipErrorInvalidValue, as a node that is not valid).
     Execs instantiated before keep their copy of it."""
     n = _any_node(node)
+    if n.type in (_T.hipGraphNodeTypeMemAlloc, _T.hipGraphNodeTypeMemFree):
+        _raise(hipError_t.hipErrorNotSupported, "a memory node cannot be destroyed (CLR)")
     g = n.graph
     with g.lock:
         for d in n.deps:

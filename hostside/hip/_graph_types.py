@@ -43,6 +43,8 @@ class hipGraphNodeType(enum.IntEnum):
     hipGraphNodeTypeEmpty = 5
     hipGraphNodeTypeWaitEvent = 6
     hipGraphNodeTypeEventRecord = 7
+    hipGraphNodeTypeMemAlloc = 10       # hip_runtime_api.h (8, 9: external semaphores, not in hdemu)
+    hipGraphNodeTypeMemFree = 11
 
 
 hipStreamCaptureModeGlobal = hipStreamCaptureMode.hipStreamCaptureModeGlobal
@@ -59,7 +61,8 @@ _TYPE_NAMES = {_T.hipGraphNodeTypeKernel: "kernel", _T.hipGraphNodeTypeMemcpy: "
                _T.hipGraphNodeTypeMemset: "memset", _T.hipGraphNodeTypeHost: "host",
                _T.hipGraphNodeTypeGraph: "child graph", _T.hipGraphNodeTypeEmpty: "empty",
                _T.hipGraphNodeTypeWaitEvent: "event wait",
-               _T.hipGraphNodeTypeEventRecord: "event record"}
+               _T.hipGraphNodeTypeEventRecord: "event record", _T.hipGraphNodeTypeMemAlloc: "mem alloc",
+               _T.hipGraphNodeTypeMemFree: "mem free"}
 
 
 # -- parameter objects -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ._context import _st
 from ._errors import _api, _is_int, _raise, hipError_t
+from . import _ordered
 from ._ordered import (_ord, _reap, _stream_arg, _size_arg, allocate, device_arg, hipMemPool_t, pool_arg,
                        prune)
 
@@ -180,6 +181,8 @@ def hipMallocFromPoolAsync(size: int, mem_pool, stream=None) -> int:
     s = _stream_arg(stream, "hipMallocFromPoolAsync")
     if size == 0:
         return 0
+    if s.capture is not None:              # CLR: STREAM_CAPTURE(hipMallocAsync, stream, mem_pool, ...)
+        return _ordered.graph_mem[0](s, pool, size)
     return allocate(pool, size, "hipMallocFromPoolAsync", s)
 
 

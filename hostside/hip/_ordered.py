@@ -93,6 +93,11 @@ class _Ordered:
         self.retired: list = []         # (signal, waiters, VirtualGPU) of reaped frees, for reuse
 
 
+#: graph memory nodes' hooks, set when ``_graph_mem_run`` is imported (it imports this module):
+#: (capture_malloc(stream, pool, size), capture_free(stream, ptr), is_graph_address(ptr), free_async(ptr, vgpu))
+graph_mem = None
+
+
 def _ord() -> _Ordered:
     st = _st()
     o = getattr(st, "ordered", None)
@@ -163,14 +168,11 @@ def _wait_frees(o: _Ordered, device: int) -> None:
 
 def _stream_arg(stream, api: str):
     """The stream a hipMallocAsync/hipFreeAsync names: a raw handle no stream has is
-    hipErrorInvalidHandle (CLR's hip::isValid), as is a capturing stream's use (hdemu has no memory
-    allocation nodes: hipErrorStreamCaptureUnsupported)."""
+    hipErrorInvalidHandle (CLR's hip::isValid). On a capturing stream the call becomes a graph memory
+    node (``_graph_mem_run``), as CLR's STREAM_CAPTURE does."""
     if type(stream) is int and stream not in (0, 1, 2):
         _raise(hipError_t.hipErrorInvalidHandle, f"{api}: {stream:#x} is not the handle of a live stream")
-    s = _resolve(stream, False)
-    if s.capture is not None:
-        _raise(hipError_t.hipErrorStreamCaptureUnsupported, f"{api} during stream capture (no memory nodes in hdemu)")
-    return s
+    return _resolve(stream, False)
 
 
 def _size_arg(size) -> int:
@@ -276,6 +278,8 @@ def hipMallocAsync(size: int, stream=None) -> int:
     s = _stream_arg(stream, "hipMallocAsync")
     if size == 0:
         return 0
+    if s.capture is not None:
+        return graph_mem[0](s, current_pool(_ord(), s.device), size)
     return allocate(current_pool(_ord(), s.device), size, "hipMallocAsync", s)
 
 
@@ -288,8 +292,12 @@ def hipFreeAsync(ptr: int, stream=None) -> None:
     returned is freed by hipFree (synchronously), as CLR falls back to it."""
     if not isinstance(ptr, (int, np.integer)) or isinstance(ptr, bool) or not ptr:
         _raise(hipError_t.hipErrorInvalidValue, f"ptr must be a device pointer, not {ptr!r}")
-    _stream_arg(stream, "hipFreeAsync")
+    s = _stream_arg(stream, "hipFreeAsync")
     ptr = int(ptr)
+    if s.capture is not None:
+        return graph_mem[1](s, ptr)
+    if graph_mem[2](ptr):
+        return graph_mem[3](ptr, _get_stream(stream).vgpu)
     o = _ord()
     _reap(o)
     rt = _st().rt
