@@ -1,5 +1,6 @@
 """hipGraphInstantiateWithFlags: argument errors and a dependency graph instantiated and launched on
-the null stream. (The peer-device cases need hipDeviceCanAccessPeer: NOT_PORTED.md.)"""
+the null stream, and AutoFreeOnLaunch on a graph that never frees its allocation. (The peer-device
+cases need hipDeviceCanAccessPeer: NOT_PORTED.md.)"""
 import numpy as np
 import pytest
 
@@ -48,3 +49,28 @@ def test_Unit_hipGraphInstantiateWithFlags_DependencyGraph(mod, res):
     hip.hipGraphLaunch(exe, 0)
     hip.hipStreamSynchronize(0)
     assert (c_h == a_h + b_h).all()
+
+
+def test_Unit_hipGraphInstantiateWithFlags_FlagAutoFreeOnLaunch_check(mod, res):
+    nbytes = 4 * 1024 * 1024                      # upstream: 2 GiB
+    graph = hip.hipGraphCreate(0)
+    stream = res.stream()
+    p = hip.hipMemAllocNodeParams(hip.hipMemPoolProps(hip.hipMemAllocationTypePinned,
+                                                      location=hip.hipMemLocation(hip.hipMemLocationTypeDevice, 0)),
+                                  bytesize=nbytes)
+    hip.hipGraphAddMemAllocNode(graph, None, p)
+    assert p.dptr
+    exe = hip.hipGraphInstantiateWithFlags(graph, hip.hipGraphInstantiateFlagAutoFreeOnLaunch)
+
+    def launch_trim_read():
+        hip.hipGraphLaunch(exe, stream)
+        hip.hipStreamSynchronize(stream)
+        hip.hipDeviceGraphMemTrim(0)
+        return (hip.hipDeviceGetGraphMemAttribute(0, hip.hipGraphMemAttrUsedMemCurrent),
+                hip.hipDeviceGetGraphMemAttribute(0, hip.hipGraphMemAttrReservedMemCurrent))
+    before = launch_trim_read()
+    assert launch_trim_read() == before
+    assert launch_trim_read() == before
+    hip.hipFree(p.dptr)                           # free allocMemory manually
+    hip.hipGraphDestroy(graph)
+    hip.hipGraphExecDestroy(exe)
