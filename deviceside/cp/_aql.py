@@ -348,10 +348,11 @@ class AqlEngine(RingEngine):
             except BaseException as exc:  # noqa: BLE001 - every packet error is a queue error, never a dead engine
                 self.packet_error(qs, idx, exc, _SIGNAL.unpack_from(self.buf, off + _SIGNAL_OFF)[0])
                 break
-            # retire, inline: INVALID into the header, then the read index (unless the slot changed hands)
-            if a64[qs.i_kindgen] != qs.kindgen:
+            # retire, inline: INVALID into the header, then the read index (unless the slot changed hands,
+            # or the host moved the read index while the packet ran: check_slot fails the queue then)
+            if a64[qs.i_kindgen] != qs.kindgen or a64[qs.i_read] != idx:
                 self.check_slot(qs)
-                return done + 1                     # the slot holds another queue now: not its counters
+                return done + 1                     # not this queue's counters any more
             a16[off >> 1] = _INVALID
             qs.read = idx + 1
             a64[qs.i_read] = idx + 1

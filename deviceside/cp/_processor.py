@@ -245,6 +245,7 @@ class CommandProcessor:
         ready = eng.ready
         dfx = self.dfx if not sdma else None
         last_work = 0.0
+        dry = True                          # no packet ran since the engine last found none
         gen_seen = -1
         queues: list[QueueState] = []
         last_hk = 0.0
@@ -291,13 +292,21 @@ class CommandProcessor:
                 a64[i_busy] = (a64[i_busy] + time.monotonic_ns() - t0) & U64_MAX
                 a64[i_packets] = (a64[i_packets] + done) & U64_MAX
                 last_work = time.monotonic()
+                dry = False
                 continue
-            if dfx is not None:
-                dfx.wake(engine)            # the lane's task ring: one notify when the engine runs dry
+            if not dry:
+                dry = True
+                if dfx is not None:
+                    dfx.wake(engine)        # the lane's task ring: one notify when the engine runs dry
             now = time.monotonic()
             if now - last_hk > HOUSEKEEPING_S:
                 last_hk = now
                 self._housekeeping(engine, queues)
+            if now - last_work < ENGINE_SPIN_S and not a64[i_wdelay]:
+                # right after work, spin through this loop: the next pass runs a packet rung meanwhile
+                # (no return through a wait; a parked queue is polled by process_queue once due). A
+                # slow wake-up (wake_delay_ns) takes the wait below, whose end the delay follows.
+                continue
             parked = [qs.parked_until for qs in queues if qs.parked_until and not qs.closed]
             if parked:
                 # a queue waits on a dependency: poll it again after its backing-off delay
@@ -308,8 +317,9 @@ class CommandProcessor:
                     wait_until(has_other_work, wake, delay, spin_s=0.0, slice_s=delay)
                 continue
             a64[i_sleeps] = (a64[i_sleeps] + 1) & U64_MAX
-            # spin only right after work (traffic is likely to continue); an idle wake-up sleeps at once
-            spin = ENGINE_SPIN_S if now - last_work < ENGINE_SPIN_S else 0.0
+            # spin only right after work (traffic is likely to continue: the passes above, or here
+            # with a wake-up delay set); an idle wake-up sleeps at once
+            spin = max(0.0, ENGINE_SPIN_S - (now - last_work))
             if wait_until(has_work, wake, IDLE_SLICE_S, spin_s=spin, slice_s=IDLE_SLICE_S) and a64[i_wdelay]:
                 time.sleep(min(a64[i_wdelay], MAX_WAKE_DELAY_NS) / 1e9)   # a slow wake-up (fault injection)
             a64[i_wakeups] = (a64[i_wakeups] + 1) & U64_MAX

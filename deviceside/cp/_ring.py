@@ -11,9 +11,10 @@ Nothing read from the descriptor is trusted. Its shape (size, engine, kind) is v
 engine takes the queue (``layouts.queue_shape_error``, ``_queues``), and then cached. The read index
 is the engine's own (``QueueState.read``): the shared ``read_dispatch_id`` is only its published copy,
 and a copy that changed under the engine (only the CP writes it) fails the queue (``check_slot``, once
-per turn). A doorbell rung for a packet whose header is still INVALID is checked against the write
-index (``layouts.queue_index_error``: a doorbell past the reserved packets is a lie, not a packet in
-flight). Each of these puts the queue in error with HSA_STATUS_ERROR_INVALID_QUEUE, never stalls it
+per turn and again before each retire: a host that moves it while a packet runs is caught before the
+engine's own store would hide it). A doorbell rung for a packet whose header is still INVALID is
+checked against the write index (``layouts.queue_index_error``: a doorbell past the reserved packets
+is a lie, not a packet in flight). Each of these puts the queue in error with HSA_STATUS_ERROR_INVALID_QUEUE, never stalls it
 silently. The descriptor word holding ``kind`` and ``generation`` is compared once per turn and before
 every retire: a slot re-created while the engine held it (even by another process, even while one of
 the old queue's kernels ran) is never written as if it were the old queue. Device counters in the
@@ -229,8 +230,8 @@ class RingEngine:
         """The slot is consumed: header back to INVALID, then the read index moves past it. False (and
         nothing written) when the queue slot no longer holds this queue: it was re-created, maybe by
         another process, while the packet ran (``check_slot``)."""
-        if self.a64[qs.i_kindgen] != qs.kindgen:
-            self.check_slot(qs)
+        if self.a64[qs.i_kindgen] != qs.kindgen or self.a64[qs.i_read] != idx:
+            self.check_slot(qs)             # replaced, or a read index the host moved: failed
             return False
         self.a16[off >> 1] = _INVALID
         qs.read = idx + 1
