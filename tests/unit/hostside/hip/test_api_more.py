@@ -451,5 +451,9 @@ def test_malloc_free_async_errors_and_pool_attributes(mod, stream):
     expect(E.hipErrorInvalidValue, hip.hipMemPoolGetAttribute, pool, 99)
     expect(E.hipErrorInvalidValue, hip.hipMemPoolTrimTo, None, 0)
     hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureModeGlobal)
-    expect(E.hipErrorStreamCaptureUnsupported, hip.hipMallocAsync, 64, stream)
-    hip.hipGraphDestroy(hip.hipStreamEndCapture(stream))
+    ptr = hip.hipMallocAsync(64, stream)          # captured: a memory alloc node, then a free node (as CLR)
+    hip.hipFreeAsync(ptr, stream)
+    g = hip.hipStreamEndCapture(stream)
+    assert [hip.hipGraphNodeGetType(n) for n in hip.hipGraphGetNodes(g)] == \
+        [hip.hipGraphNodeType.hipGraphNodeTypeMemAlloc, hip.hipGraphNodeType.hipGraphNodeTypeMemFree]
+    hip.hipGraphDestroy(g)
