@@ -12,8 +12,8 @@ deadline takes no packet before it: it sleeps on its wake word, then clears the 
 whose ``engine_stats.wake_delay_ns`` is set sleeps that long each time its wait for work ends with work
 (a slow wake-up path: the doorbell-to-fetch latency rises by it).
 
-Idle engines spin ``ENGINE_SPIN_S`` (only right after work) and then sleep on their wake word (the
-doorbell mailbox) for at most ``IDLE_SLICE_S``; every ``HOUSEKEEPING_S`` an idle engine writes the
+Right after work an engine spins ``ENGINE_SPIN_S`` through its own loop (the pass after a doorbell runs
+its packet), then sleeps on its wake word (the doorbell mailbox) for at most ``IDLE_SLICE_S``; every ``HOUSEKEEPING_S`` an idle engine writes the
 heartbeat, checks the boot block's ``shutdown`` and the supervisor, acknowledges destroy requests and
 reclaims the queues of dead owners; the janitor (the lowest live engine) also the allocations, and on
 agent 0 the signals, code objects and trace rings of dead owners.

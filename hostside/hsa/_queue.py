@@ -153,6 +153,7 @@ class Queue:
         self.kernarg_base = am.kernarg_address(q, 0)
         self.gid = (agent.index << 12) | q
         self.destroyed = False
+        self._destroy_claimed = False   # a destroy() runs or ran: the one that frees the slot
         self.next_id = 0            # the packet id add_write_index returns next (written under self.lock)
         self.error_reported = False
         rt.queues.append(self)
@@ -309,16 +310,32 @@ class Queue:
             kernels_done=int(d["kernels_done"]), barrier_waits=int(d["barrier_waits"]),
             status=L.STATUS_NAMES.get(int(d["status"]), str(int(d["status"]))), active=bool(d["active"]))
 
-    def destroy(self) -> None:
+    def request_destroy(self) -> None:
+        """Mark the queue destroyed and ask its engine to let go of it (``destroy_req``), without
+        waiting (``destroy`` waits and frees the slot). Idempotent."""
         with self.lock:
             if self.destroyed:
                 return
             self.destroyed = True
+        self.desc["destroy_req"] = 1
+        notify(self.wake_addr)
+
+    def destroy(self, deadline: float | None = None) -> None:
+        """Ask the command processor to let go of the queue, wait until it has (at most until
+        ``deadline``, CLOCK_MONOTONIC, or ``QUEUE_DESTROY_TIMEOUT_S`` from now), and free its slot;
+        only the first call does (a later one returns at once). Several queues are destroyed together
+        by a ``request_destroy`` of each, then a ``destroy`` of each with one deadline
+        (``Runtime.shutdown``): a stopped command processor then costs the timeout once, not once
+        per queue."""
+        with self.lock:
+            if self._destroy_claimed:
+                return
+            self._destroy_claimed = True
+        self.request_destroy()
         am = self.agent.map
         d = self.desc
-        d["destroy_req"] = 1
-        notify(self.wake_addr)
-        deadline = time.monotonic() + QUEUE_DESTROY_TIMEOUT_S
+        if deadline is None:
+            deadline = time.monotonic() + QUEUE_DESTROY_TIMEOUT_S
         while int(d["active"][0]) and time.monotonic() < deadline and self.agent.alive():
             fetch_add(am.seg.addr + _OFF_QTABLE_GEN, 1)
             notify(self.wake_addr)

@@ -22,6 +22,7 @@ import gc
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +38,7 @@ from shm_layout.trace import TraceRing
 
 from ._async import AsyncHandler
 from ._errors import DeviceLost, HsaError
-from ._queue import Queue
+from ._queue import QUEUE_DESTROY_TIMEOUT_S, Queue
 from ._signal import SignalPool
 
 __all__ = ["Runtime", "Agent", "AgentStatistics", "CodeObject", "Allocation", "configure", "runtime", "shutdown",
@@ -341,9 +342,13 @@ class Runtime:
         atexit.unregister(self.shutdown)
         try:
             self.async_handler.stop()
-            for q in list(self.queues):
+            queues = list(self.queues)
+            for q in queues:                # every engine told first, then one deadline for all
+                q.request_destroy()
+            deadline = time.monotonic() + QUEUE_DESTROY_TIMEOUT_S
+            for q in queues:
                 try:
-                    q.destroy()
+                    q.destroy(deadline)
                 except Exception as exc:  # noqa: BLE001 - teardown goes on; the CP reclaims the slot
                     _log.warning("shutdown: queue %d of agent %d: %s", q.slot, q.agent.index, exc)
         finally:

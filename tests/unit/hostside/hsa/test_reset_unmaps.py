@@ -144,7 +144,7 @@ hip.hipMemsetAsync(hip.hipMalloc(4096), 1, 4096, s)
 hip.hipStreamSynchronize(s)
 before = mine()
 
-def interrupted(self):
+def interrupted(self, *args):
     raise KeyboardInterrupt        # Ctrl-C while a queue is torn down (a stopped CP's drain waits)
 
 _queue.Queue.destroy = interrupted
