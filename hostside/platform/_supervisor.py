@@ -85,7 +85,9 @@ class Platform:
     # -- start ---------------------------------------------------------------------------------
     def start(self) -> "Platform":
         self.started_ns = time.monotonic_ns()
+        made_out = False        # the DFX output directory was made here (removed again if start fails)
         if self.dfx_out is not None and self.topo.dfx.prof["autostart"]:
+            made_out = not os.path.isdir(self.dfx_out)
             self._check_dfx_out()
         try:
             for key, size in self.topo.segment_sizes().items():
@@ -100,6 +102,11 @@ class Platform:
             self._watcher.start()
         except BaseException:
             self.stop()
+            if made_out:
+                try:
+                    os.rmdir(self.dfx_out)       # only while empty: a collector's outputs stay
+                except OSError:
+                    pass
             raise
         return self
 

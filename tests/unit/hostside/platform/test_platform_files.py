@@ -60,8 +60,9 @@ def test_a_full_dev_shm_is_a_clear_error_at_start_naming_the_segment(monkeypatch
     assert not [n for n, _p, _t in list_segments() if n.startswith(mem0.rsplit("-", 1)[0])]
 
 
-def test_every_segment_device_memory_included_is_preallocated_in_full(monkeypatch):
-    cfg = dict(CFG, profiling={"enabled": True, "lanes": 1})
+def test_every_segment_device_memory_included_is_preallocated_in_full(monkeypatch, tmp_path):
+    out = tmp_path / "dfx-out"
+    cfg = dict(CFG, profiling={"enabled": True, "lanes": 1, "output_dir": str(out)})
     plat = Platform(cfg)
     sizes = {plat.topo.names[k]: s for k, s in plat.topo.segment_sizes().items()}
     last = list(sizes)[-1]
@@ -69,6 +70,9 @@ def test_every_segment_device_memory_included_is_preallocated_in_full(monkeypatc
     with pytest.raises(SegmentError, match=last):
         plat.start()
     assert {name: length for name, offset, length in calls if offset == 0} == sizes
+    # the DFX output directory the failed start made is gone again (it was left behind, empty: the
+    # default one, ./hdemu-dfx-<platform>, in the current directory)
+    assert not out.exists()
 
 
 def test_hdemu_up_reports_a_full_dev_shm_on_its_ready_line(monkeypatch, tmp_path):
