@@ -52,13 +52,18 @@ class _Agent:
         return self.snapshot.skipped
 
 
+#: The service's dispatch ids: one sequence for the process, never reissued (a hipDeviceReset makes
+#: a new _State but does not restart it: a tool keys its records by dispatch id, as rocprofiler-sdk's
+#: dispatch ids are unique within a process).
+_ids = itertools.count(1)
+
+
 class _State:
     """Everything tied to one runtime (a hipDeviceReset starts over)."""
 
     def __init__(self, rt):
         self.rt = rt
         self.agents = [_Agent(a) for a in range(len(rt.agents))]
-        self.ids = itertools.count(1)
         self.lock = threading.Lock()
         self.free_sigs = []
         self.free_blocks = []
@@ -67,9 +72,9 @@ class _State:
         self.slots = int(rt.pm.topo.cfg.get("counter_slots", C.DEFAULT_SLOTS))
 
     def next_id(self) -> int:
-        """The service's next dispatch id (1, 2, ...; one sequence per runtime)."""
+        """The service's next dispatch id (1, 2, ...; one sequence per process)."""
         with self.lock:
-            return next(self.ids)
+            return next(_ids)
 
     def sig_get(self, value: int):
         with self.lock:

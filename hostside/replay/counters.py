@@ -20,8 +20,12 @@ CLI: ``hdemu counters [-o out.csv] [--counters A,B] [--policy decline|fatal] [--
 -- [python] prog.py args`` (also ``python -m hostside.replay.counters ...``) runs the program in this
 process with the tool installed and prints the table (dispatch x counter), or writes it as CSV with
 ``-o``. The program imports HIP itself; the tool uses only the replay service and the HSA runtime.
-A program that does not exist is one line on stderr and exit status 2; a program that calls
-``sys.exit`` still gets its table, and the tool exits with the program's status.
+A program that does not exist, and an output file that cannot be written, are one line on stderr
+and exit status 2, before the program runs. The table is written however the program ends: it
+returns (after its non-daemon threads have ended, as the interpreter waits for them), calls
+``sys.exit`` or ``os._exit`` (the tool wraps ``os._exit`` while the program runs, in this process
+only), raises (its traceback is printed as the interpreter would, status 1) or is interrupted with
+Ctrl-C (status 130); the tool then exits with the program's status.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ import os
 import runpy
 import sys
 import threading
+import traceback
 
 from shm_layout import counters as C
 
@@ -44,7 +49,14 @@ __all__ = ["CounterCollector", "main"]
 
 class CounterCollector:
     def __init__(self, counters=None, *, policy: str = "decline", footprint_budget: int = 0, **bounds):
-        ids = [C.counter_id(c) for c in counters] if counters is not None else list(range(C.N_COUNTERS))
+        if isinstance(counters, str):               # "A,B": the command line's form
+            counters = counters.split(",")
+        if counters is None:
+            ids = list(range(C.N_COUNTERS))
+        else:
+            ids = [C.counter_id(c.strip() if isinstance(c, str) else c) for c in counters]
+            if not ids:
+                raise ValueError("no counters named (give at least one, or none for all of them)")
         self.ids = list(dict.fromkeys(ids))
         self.names = [C.COUNTER_NAMES[i] for i in self.ids]
         self.policy, self.footprint_budget, self.bounds = policy, footprint_budget, bounds
@@ -81,7 +93,8 @@ class CounterCollector:
             d.replay_pass_count = len(self._groups())
             with self.lock:
                 self.rows[d.dispatch_id] = {"seq": self.seq, "dispatch_id": d.dispatch_id, "agent": d.agent,
-                                            "kernel": d.kernel, "status": "", "passes": 0, "values": {}}
+                                            "kernel": d.kernel, "status": "incomplete", "passes": 0,
+                                            "values": {}}
                 self.seq += 1
         elif op == replay.PASS and phase == replay.ENTER:
             for g, ctx in enumerate(self._groups()):
@@ -200,11 +213,58 @@ def main(argv=None) -> int:
     if missing:
         print(f"hdemu counters: {missing}", file=sys.stderr)
         return 2
+    if args.counters is not None and not args.counters.strip():
+        ap.error("--counters is empty (leave it out for every counter)")
     try:
-        tool = CounterCollector(args.counters.split(",") if args.counters else None, policy=args.policy,
+        tool = CounterCollector(args.counters, policy=args.policy,
                                 footprint_budget=args.footprint_budget).install()
     except ValueError as exc:
         ap.error(str(exc))
+    if args.output:
+        try:                                # checked before the program runs, not after it
+            open(args.output, "a").close()
+        except OSError as exc:
+            print(f"hdemu counters: cannot write the table to {args.output}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
+    done = []
+
+    def finish() -> None:
+        """Write the table once: at the program's end, or in its os._exit."""
+        if not done:
+            done.append(True)
+            _write_output(tool, args.output)
+
+    real_exit, pid = os._exit, os.getpid()
+
+    def _exit(status):                      # the program's os._exit: the table first (not in a fork)
+        if os.getpid() == pid:
+            try:
+                finish()
+            except BaseException:           # noqa: BLE001 - the process must still exit
+                traceback.print_exc()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        real_exit(status)
+
+    os._exit = _exit
+    try:
+        code = _run_program(cmd)
+    finally:
+        os._exit = real_exit
+    try:
+        finish()
+    except OSError as exc:
+        print(f"hdemu counters: cannot write the table to {args.output or 'stdout'}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return code or 1
+    return code
+
+
+def _run_program(cmd: list[str]) -> int:
+    """Run the program in this process as ``python cmd...`` would; its exit status. An uncaught
+    exception prints its traceback (the program's frames only) and is status 1, Ctrl-C status 130;
+    the program's non-daemon threads are waited for, as the interpreter does before it exits."""
     code = 0
     saved = sys.argv
     try:
@@ -217,15 +277,47 @@ def main(argv=None) -> int:
             runpy.run_path(cmd[0], run_name="__main__")
     except SystemExit as exc:               # the program called sys.exit(): its table is still written
         code = _exit_status(exc.code)
+    except KeyboardInterrupt as exc:
+        _print_program_traceback(exc)
+        code = 130
+    except BaseException as exc:            # noqa: BLE001 - the program's own error: report, then the table
+        _print_program_traceback(exc)
+        code = 1
     finally:
         sys.argv = saved
-    if args.output:
-        n = tool.write_csv(args.output)
-        print(f"hdemu counters: {n} dispatch(es), {len(tool.names)} counter(s) -> {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(tool.table())
+    try:
+        _join_program_threads()
+    except KeyboardInterrupt:               # a second Ctrl-C: stop waiting, write what was collected
+        code = 130
     return code
 
+
+def _print_program_traceback(exc: BaseException) -> None:
+    """The traceback the interpreter would print for the program, without the tool's frames."""
+    tb = exc.__traceback__
+    while tb is not None and (tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
+                              or tb.tb_frame.f_code.co_filename == "<frozen runpy>"):
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+    sys.stderr.flush()
+
+
+def _join_program_threads() -> None:
+    """Wait for the program's non-daemon threads (the interpreter would, before exiting): their
+    dispatches belong in the table."""
+    me = threading.current_thread()
+    for t in threading.enumerate():
+        if t is not me and not t.daemon and t.is_alive():
+            t.join()
+
+
+def _write_output(tool: CounterCollector, output) -> None:
+    if output:
+        n = tool.write_csv(output)
+        print(f"hdemu counters: {n} dispatch(es), {len(tool.names)} counter(s) -> {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(tool.table())
+        sys.stdout.flush()
 
 if __name__ == "__main__":
     sys.exit(main())

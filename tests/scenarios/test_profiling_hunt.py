@@ -1,0 +1,70 @@
+"""The counter-collection tool (``hdemu counters``) used as users use it: programs that end badly,
+threads nobody joins, hipDeviceReset in the middle, Ctrl-C. Programs: tests/scenarios/counters_tool/."""
+import csv
+import signal
+
+import pytest
+
+from shm_layout import counters as C
+from tests.scenarios.runner import HDEMU_ARGS
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def counters(out, *names):
+    sel = ["--counters", ",".join(names)] if names else []
+    return [*HDEMU_ARGS, "counters", *sel, "-o", str(out), "--", "python"]
+
+
+def table(out):
+    with open(out) as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("how, code", [("return", 0), ("raise", 1), ("sys_exit", 3), ("os_exit", 4),
+                                       ("keyboard_interrupt", 130)])
+def test_the_table_holds_every_dispatch_however_the_program_ends(scenario, tmp_path, how, code):
+    """Was: an uncaught exception or KeyboardInterrupt printed the tool's traceback and no table;
+    os._exit wrote nothing; a thread still running when the main script ended had its dispatches
+    left out (the table was written before the interpreter waited for it)."""
+    out = tmp_path / "t.csv"
+    r = scenario.run("counters_tool/ends_badly", how, launcher=counters(out, "WAVEFRONTS", "WORKITEMS"))
+    assert r.returncode == code, r
+    assert "worker done" in r.stdout, r
+    rows = table(out)
+    assert [row["kernel"] for row in rows] == ["axpy"] * 2 + ["inc"] * 3, r
+    assert [row["WAVEFRONTS"] for row in rows] == ["16", "16", "1", "1", "1"]
+    if how in ("raise", "keyboard_interrupt"):
+        # the program's traceback, as the interpreter prints it: no frame of the tool or of runpy
+        assert "Traceback" in r.stderr and "counters.py" not in r.stderr and "runpy" not in r.stderr, r
+        assert ("RuntimeError: the program failed" if how == "raise" else "KeyboardInterrupt") in r.stderr
+
+
+def test_dispatch_ids_stay_unique_across_hip_device_reset(scenario, tmp_path):
+    """Was: the replay service restarted its dispatch ids at 1 with the new runtime, so the tool's
+    rows of the second round replaced those of the first (3 rows instead of 6)."""
+    out = tmp_path / "t.csv"
+    r = scenario.run("counters_tool/device_reset", launcher=counters(out))
+    assert r.result == {"ok": True}, r
+    rows = table(out)
+    assert len(rows) == 6 and len({row["dispatch_id"] for row in rows}) == 6, rows
+    assert all(row["status"] == "replayed" for row in rows)
+    # the same three dispatches on the same inputs: the same counters in both rounds
+    for a, b in zip(rows[:3], rows[3:]):
+        assert [a[n] for n in C.COUNTER_NAMES] == [b[n] for n in C.COUNTER_NAMES]
+
+
+def test_ctrl_c_writes_the_table_of_what_ran(scenario, tmp_path):
+    out = tmp_path / "t.csv"
+    p = scenario.start("counters_tool/interrupted", launcher=counters(out))
+    p.expect("READY", timeout=60)
+    p.send_signal(signal.SIGINT)
+    r = p.wait(60)
+    assert r.returncode == 130, r
+    rows = table(out)
+    assert len(rows) >= 20 and [int(row["seq"]) for row in rows] == list(range(len(rows)))
+    done = [row for row in rows if row["status"] == "replayed"]
+    assert len(done) >= 20 and all(row["OUTPUT_CRC32"] != "" for row in done)
+    # at most the dispatch the interrupt landed in did not finish, and it says so
+    assert all(row["status"] in ("replayed", "incomplete") for row in rows), rows[-3:]
+    assert len(rows) - len(done) <= 1
