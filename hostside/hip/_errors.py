@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from shm_layout import layouts as L
+from shm_layout.errors import ConfigError, HdemuError, PlatformError, SegmentError
 
 from ..hsa import DeviceLost, HostWaitTimeout, HsaError
 
@@ -158,8 +159,30 @@ def _from_hsa(exc: HsaError) -> HipError:
     return HipError(err, str(exc))
 
 
+#: The errors of bringing the runtime up (no platform, a stale or foreign HDEMU_PLATFORM, a bad
+#: HDEMU_CONFIG, a segment that cannot be made) as a HIP call reports them: a HipError that is also
+#: the original class (``_from_platform``), so ``except HipError`` and ``except PlatformError`` both work.
+_PLATFORM_ERRORS = (PlatformError, SegmentError, ConfigError)
+_PLATFORM_HIP = {ConfigError: hipError_t.hipErrorNotInitialized}
+_hip_platform_types: dict = {}
+
+
+def _from_platform(exc: HdemuError) -> HipError:
+    """The HipError for a runtime that could not come up (kept as the last error): hipErrorNoDevice
+    (hipErrorNotInitialized for a bad configuration), of a class that derives from both HipError and
+    ``type(exc)``; raise it ``from exc``."""
+    cls = type(exc)
+    t = _hip_platform_types.get(cls)
+    if t is None:
+        t = _hip_platform_types[cls] = type(f"Hip{cls.__name__}", (HipError, cls), {"__module__": __name__})
+    err = next((e for c, e in _PLATFORM_HIP.items() if isinstance(exc, c)), hipError_t.hipErrorNoDevice)
+    _set_last(err)
+    return t(err, str(exc))
+
+
 def _api(fn):
-    """Wrap a public HIP function: HsaError -> HipError (cause kept), HipError -> last error."""
+    """Wrap a public HIP function: HsaError -> HipError (cause kept), a runtime that could not come up
+    -> HipError (``_from_platform``), HipError -> last error."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
@@ -169,6 +192,8 @@ def _api(fn):
         except HipError as exc:
             _set_last(exc.error)
             raise
+        except _PLATFORM_ERRORS as exc:
+            raise _from_platform(exc) from exc
     return wrapper
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..hsa import HostWaitTimeout, HsaError
 from ._context import _apply_order, _current_device, _live_streams, _resolve, _st, hipStream_t, hipStreamLegacy
-from ._errors import HipError, _api, _from_hsa, _raise, _set_last, hipError_t
+from ._errors import _PLATFORM_ERRORS, HipError, _api, _from_hsa, _from_platform, _raise, _set_last, hipError_t
 from ._limits import MAX_GLOBAL_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK
 from ._stream import hipEventRecord
 
@@ -329,6 +329,8 @@ def hipModuleLaunchKernel(f: hipFunction_t, gridDimX: int, gridDimY: int, gridDi
     except HipError as exc:
         _set_last(exc.error)
         raise
+    except _PLATFORM_ERRORS as exc:     # the runtime could not come up (the null stream's first use)
+        raise _from_platform(exc) from exc
     except TypeError as exc:        # a dimension that cannot be compared with an int
         _raise(hipError_t.hipErrorInvalidValue, f"bad launch dimension or size: {exc}", exc)
 
