@@ -1,6 +1,7 @@
 """hdemu: an emulator of the host/device boundary of GPU and NPU runtimes.
 
-This top-level name is only the version and the map of the packages; the code lives in
+This top-level name is only the version, the map of the packages and the ``hdemu`` console script's
+entry (``hdemu._entry``: the CLI imported behind a Ctrl-C guard); the code lives in
 ``shm_layout`` (the shared contract), ``deviceside`` (command processor, AICPU lanes) and
 ``hostside`` (hip, clr, hsa, replay, dfx, platform, demo, faults, studies). See docs/ARCHITECTURE.md.
 """
