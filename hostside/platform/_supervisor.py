@@ -32,7 +32,7 @@ from shm_layout.segments import Segment, new_run_token, unlink_name
 from shm_layout.sync import futex_wake
 from shm_layout.topology import PlatformMap, Topology, record_role, validate_config, write_boot_text
 
-from ..dfx import FLUSH_TIMEOUT_S, accounting, lane_statistics, salvage
+from ..dfx import FLUSH_TIMEOUT_S, accounting, lane_statistics, read_stalls, salvage, write_swimlane
 from ._trace_export import write_trace
 
 __all__ = ["Platform", "load_config", "STARTUP_TIMEOUT_S", "STOP_TIMEOUT_S", "WATCH_PERIOD_S"]
@@ -238,6 +238,7 @@ class Platform:
         self.salvaged = 0
         if col is not None and int(ctl["collector_state"][0]) != D.COL_DONE:
             self.salvaged = salvage(self.pm, self.dfx_out)
+            self._write_views_of_salvage()
         # the supervisor's own reading of the counters, after every writer and the collector stopped
         acc = accounting(self.pm)
         acc["salvaged_records"] = self.salvaged
@@ -253,6 +254,19 @@ class Platform:
         os.makedirs(self.dfx_out, exist_ok=True)
         with open(os.path.join(self.dfx_out, "accounting.json"), "w") as f:
             json.dump(acc, f, indent=1)
+
+    def _write_views_of_salvage(self) -> None:
+        """The collector died before its outputs: write ``stalls.json`` and the swimlane (``swimlane.csv``,
+        ``swimlane.trace.json``) of what it collected and salvage appended, as the collector would have
+        (best effort: the raw records and accounting.json are what count)."""
+        try:
+            stalls = read_stalls(self.pm)
+            with open(os.path.join(self.dfx_out, "stalls.json"), "w") as f:
+                json.dump(stalls, f, indent=1)
+            if os.path.exists(os.path.join(self.dfx_out, "format.json")):
+                write_swimlane(self.dfx_out, stalls)
+        except Exception as exc:  # noqa: BLE001 - report and go on to the accounting
+            _log.error("DFX outputs after salvage: %s", exc)
 
     def _release_unstarted_lanes(self, ctl_seg) -> None:
         """Mark exited every lane that never registered in its ``lane_status`` (never spawned, the start

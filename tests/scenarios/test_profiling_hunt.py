@@ -68,3 +68,29 @@ def test_ctrl_c_writes_the_table_of_what_ran(scenario, tmp_path):
     # at most the dispatch the interrupt landed in did not finish, and it says so
     assert all(row["status"] in ("replayed", "incomplete") for row in rows), rows[-3:]
     assert len(rows) - len(done) <= 1
+
+
+# -- DFX profiling ---------------------------------------------------------------------------------
+def test_a_killed_collector_still_leaves_stalls_and_a_swimlane_of_what_was_saved(scenario, tmp_path):
+    """Was: after the collector's SIGKILL the supervisor salvaged the records and balanced the
+    accounting, but wrote neither stalls.json nor swimlane.csv / swimlane.trace.json (only the
+    collector wrote them), so the run had no swimlane at all."""
+    import json
+
+    from hostside.dfx import load_output
+    out = tmp_path / "out"
+    r = scenario.run("dfx_hunt/killed_collector", platform={"profiling": {"output_dir": str(out)}}, timeout=120)
+    assert r.result == {"before": 40, "after": 40}, r
+    acc = json.loads((out / "accounting.json").read_text())
+    for p in acc["pools"]:
+        assert p["collected"] + p["dropped"] == p["total"], p
+    recs = load_output(str(out))
+    kept = len(recs["aicpu_task"])
+    assert 0 < kept, acc
+    stalls = json.loads((out / "stalls.json").read_text())
+    assert any(s["outcome"] == "expired" for s in stalls), stalls         # the backstop that found the host gone
+    rows = (out / "swimlane.csv").read_text().splitlines()
+    joined = set(recs["aicpu_task"]["reg_task_id"].tolist()) & set(recs["aicore_task"]["reg_task_id"].tolist())
+    assert len(rows) == 1 + len(joined) and len(joined) > 0, rows[:3]
+    trace = json.loads((out / "swimlane.trace.json").read_text())
+    assert trace["traceEvents"]
