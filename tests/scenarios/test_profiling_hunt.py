@@ -94,3 +94,14 @@ def test_a_killed_collector_still_leaves_stalls_and_a_swimlane_of_what_was_saved
     assert len(rows) == 1 + len(joined) and len(joined) > 0, rows[:3]
     trace = json.loads((out / "swimlane.trace.json").read_text())
     assert trace["traceEvents"]
+
+
+def test_graph_launches_missing_from_the_table_are_said(scenario, tmp_path):
+    """Was: the table silently had no row for the six kernels of three graph launches (only a
+    generic 'graph launches are not replayed' warning); the tool now says how many launches are
+    missing from it and why."""
+    out = tmp_path / "t.csv"
+    r = scenario.run("counters_tool/graph_launches", launcher=counters(out, "WAVEFRONTS"))
+    assert r.result == {"x0": 7}, r
+    assert [row["kernel"] for row in table(out)] == ["inc"]
+    assert "3 graph launch(es) ran without counters" in r.stderr, r
