@@ -1,6 +1,7 @@
 """SIGKILL the DFX collector mid-run (real mode): BEFORE dispatches (argv[1], default 40) run and are
-collected, the collector is killed, AFTER more (argv[2], default 40) run. The lane's gates then run
-out their short backstop, find the host gone and drop; at the end the supervisor salvages what was
+collected, the collector is killed, AFTER more (argv[2], default 200) run. The lane's gates then run
+out their short backstop (AFTER is more than a pool of 8 buffers of 16 records holds, and
+nothing refills it), find the host gone and drop; at the end the supervisor salvages what was
 published. Result: {"before": n, "after": n}.
 
 platform.toml: 1 agent, 1 engine, 1 lane, 16 records per buffer, a 0.3 s backstop.
@@ -19,7 +20,7 @@ from shm_layout import layouts as L
 from tests.scenarios.common import emit, kernel_file
 
 BEFORE = int(sys.argv[1]) if len(sys.argv) > 1 else 40
-AFTER = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+AFTER = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 
 
 def wait(cond, what, timeout=30.0):
