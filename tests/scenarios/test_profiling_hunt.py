@@ -1,12 +1,16 @@
 """The counter-collection tool (``hdemu counters``) used as users use it: programs that end badly,
 threads nobody joins, hipDeviceReset in the middle, Ctrl-C. Programs: tests/scenarios/counters_tool/."""
 import csv
+import json
 import signal
+
+from shm_layout.segments import list_segments, sweep
+from shm_layout.sync import pid_alive
 
 import pytest
 
 from shm_layout import counters as C
-from tests.scenarios.runner import HDEMU_ARGS
+from tests.scenarios.runner import HDEMU_ARGS, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -38,6 +42,13 @@ def test_the_table_holds_every_dispatch_however_the_program_ends(scenario, tmp_p
         # the program's traceback, as the interpreter prints it: no frame of the tool or of runpy
         assert "Traceback" in r.stderr and "counters.py" not in r.stderr and "runpy" not in r.stderr, r
         assert ("RuntimeError: the program failed" if how == "raise" else "KeyboardInterrupt") in r.stderr
+    if how == "os_exit":
+        # os._exit skips the embedded platform's teardown: its command processors exit once they see
+        # their supervisor gone (README), then its segments are swept
+        cps = json.loads(next(ln for ln in r.stdout.splitlines() if ln.startswith("CPS "))[4:])["pids"]
+        wait_until(lambda: not any(pid_alive(c) for c in cps), 20, "the orphaned command processors to exit")
+        sweep(only_pid=r.pid)
+        assert not [n for n, pid, _t in list_segments() if pid == r.pid]
 
 
 def test_dispatch_ids_stay_unique_across_hip_device_reset(scenario, tmp_path):

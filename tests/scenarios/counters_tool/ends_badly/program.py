@@ -6,7 +6,9 @@ main thread once the worker is done), ``keyboard_interrupt`` (an uncaught Keyboa
 Ctrl-C raises). The table must hold all five dispatches however it ends (for ``os_exit`` the worker
 is joined first: os._exit does not wait for threads).
 
-Prints ``main done`` and ``worker done``; no JSON result (the run's table is the result).
+Prints ``CPS {"pids": [...]}`` (the command processors: after os._exit they outlive the program
+until they see their supervisor gone, and its segments are left for the test to sweep), ``main
+done`` and ``worker done``; no JSON result (the run's table is the result).
 """
 import os
 import sys
@@ -15,7 +17,8 @@ import threading
 import numpy as np
 
 from hostside import hip
-from tests.scenarios.common import kernel_file
+from hostside.hsa import runtime
+from tests.scenarios.common import announce, kernel_file
 
 how = sys.argv[1]
 m = hip.hipModuleLoad(kernel_file("replay_kernels.py"))
@@ -25,6 +28,7 @@ dx, dy = hip.hipMalloc(4 * n), hip.hipMalloc(4 * n)
 hip.hipMemcpy(dx, x, 4 * n, hip.hipMemcpyHostToDevice)
 hip.hipMemset(dy, 0, 4 * n)
 s = hip.hipStreamCreate()
+announce("CPS", pids=[ag.cp_pid for ag in runtime().agents])
 for _ in range(2):
     hip.hipModuleLaunchKernel(hip.hipModuleGetFunction(m, "axpy"), 4, 1, 1, 256, 1, 1, 0, s, [dy, dx, 2.0, n])
 hip.hipStreamSynchronize(s)
