@@ -23,6 +23,7 @@ from ._graph_types import (_T, hipEventRecordDefault, hipEventRecordExternal, hi
                            hipStreamCaptureStatusActive, hipStreamCaptureStatusInvalidated,
                            hipStreamCaptureStatusNone)
 from ._stream import _event, hipEventRecord
+from . import _graph_mem_run
 
 __all__ = ["hipStreamBeginCapture", "hipStreamEndCapture", "hipStreamIsCapturing", "hipStreamGetCaptureInfo",
            "hipEventRecordWithFlags"]
@@ -98,9 +99,15 @@ class _Capture:
         self.invalidate("a capturing stream was destroyed")
         if s is self.origin:
             self._finish()
+            self.discard()
         else:
             self.leaves.pop(s, None)
             s.capture = None
+
+    def discard(self):
+        """The capture failed: its graph is never handed out (CLR deletes it), so the device blocks its
+        alloc nodes reserved (captured hipMallocAsync) go back now."""
+        _graph_mem_run.on_graph_destroy(self.graph)
 
     def _finish(self):
         for st in self.leaves:
@@ -143,6 +150,7 @@ def hipStreamEndCapture(stream) -> hipGraph_t:
                f"capture {cap.id} ({cap.mode.name}) was begun in another thread")
     cap._finish()
     if cap.status != hipStreamCaptureStatusActive:
+        cap.discard()
         _raise(hipError_t.hipErrorStreamCaptureInvalidated, f"capture {cap.id} was invalidated ({cap.why})")
     # every captured node must be joined back into the origin stream's leaves; as CLR, nodes added by
     # hand, and those a hipStreamSetCaptureDependencies dropped (with what they depend on), need not be
@@ -155,6 +163,7 @@ def hipStreamEndCapture(stream) -> hipGraph_t:
     loose = [n for n in cap.graph.nodes if id(n) not in joined and n in cap.captured]
     if loose:
         streams = [st for st, lv in cap.leaves.items() if st is not s and any(id(n) not in joined for n in lv)]
+        cap.discard()
         _raise(hipError_t.hipErrorStreamCaptureUnjoined,
                f"capture {cap.id}: work on {len(streams) or 'a'} forked stream(s) {streams} was not joined back "
                f"into the origin stream (nodes {[n.id for n in loose]}); record an event there and wait for it "

@@ -195,7 +195,11 @@ def hipGraphLaunch(graphExec, stream=None) -> None:
                           RuntimeWarning, stacklevel=2)
         _report_graph_decline(ex, s)
     token = _graph_mem_run.before_launch(graphExec, ex, s)
-    ex.launch(s.vgpu)
+    try:
+        ex.launch(s.vgpu)
+    except BaseException:
+        _graph_mem_run.launch_failed(token)
+        raise
     _graph_mem_run.after_launch(token)
 
 

@@ -30,11 +30,12 @@ from shm_layout import layouts as L
 
 from ..hsa import HsaError
 from ._context import _st
+from . import _context
 from ._errors import _api, _is_int, _raise, hipError_t
 from ._graph_types import _T, _any_node, _graph
 from ._mempool import (hipMemAccessDesc, hipMemAccessFlagsProtReadWrite, hipMemAllocationTypePinned,
                        hipMemLocation, hipMemLocationTypeDevice, hipMemPoolProps)
-from ._order import fresh_signal, sweep_buried
+from ._order import bury, fresh_signal, sweep_buried
 
 __all__ = ["hipGraphMemAttributeType", "hipGraphMemAttrUsedMemCurrent", "hipGraphMemAttrUsedMemHigh",
            "hipGraphMemAttrReservedMemCurrent", "hipGraphMemAttrReservedMemHigh", "hipMemAllocNodeParams",
@@ -75,12 +76,21 @@ class hipMemAllocNodeParams:
 
 class _VA:
     """The address an alloc node reserved: a device block, shared by the node's copies (child graph
-    copies, execs), freed when the last of them goes (CLR's va_ reference count)."""
+    copies, execs), freed when the last of them goes (CLR's va_ reference count). ``alloc`` is the
+    runtime's record of the block: once ``rt`` no longer holds that very record at ``ptr`` (a hipFree
+    gave the block back, maybe reallocated since; a hipDeviceReset closed ``rt``), the address is no
+    longer the node's (``gone``) and nothing frees it in its name."""
 
-    __slots__ = ("ptr", "size", "refs", "dead")
+    __slots__ = ("ptr", "size", "refs", "dead", "rt", "alloc")
 
-    def __init__(self, ptr, size):
+    def __init__(self, ptr, size, rt=None, alloc=None):
         self.ptr, self.size, self.refs, self.dead = ptr, size, 1, False
+        self.rt, self.alloc = rt, alloc
+
+    def gone(self) -> bool:
+        if not self.dead and (self.rt.closed or self.rt.pointer_info(self.ptr) is not self.alloc):
+            self.dead = True
+        return self.dead
 
 
 class AllocSpec:
@@ -120,7 +130,7 @@ class _State:
     def __init__(self):
         self.lock = threading.RLock()
         self.pools: dict[int, _Pool] = {}
-        self.mapped: dict[int, tuple] = {}      # address -> (pool, chunk) mapped there
+        self.mapped: dict[int, tuple] = {}      # address -> (pool, chunk, _VA) mapped there
         self.ptr_sets: list = []                # owners (graphs, execs) of memAllocNodePtrs_ sets
         self.chunks = 0
         self.retired: list = []                 # (signal, waiters, VirtualGPU) of passed free markers
@@ -137,6 +147,15 @@ def _gm() -> _State:
     return s
 
 
+def _gm_existing():
+    """The graph memory state of the live HIP state, or None (none made yet, or a hipDeviceReset
+    since): what a destroy looks at, never bringing a runtime up to do so."""
+    st = _context._state
+    if st is None or st.rt.closed:
+        return None
+    return getattr(st, "graph_mem", None)
+
+
 def _pool(s: _State, device: int) -> _Pool:
     return s.pools.setdefault(device, _Pool(device))
 
@@ -150,7 +169,7 @@ def _device_arg(device) -> int:
 
 # -- the pool ----------------------------------------------------------------------------------------
 def _passed(sig, v) -> bool:
-    if sig is None or sig.load() == 0:
+    if sig is None or sig.destroyed or sig.load() == 0:     # destroyed: swept once passed
         return True
     try:
         v.check()
@@ -162,29 +181,30 @@ def _passed(sig, v) -> bool:
 def _release(s: _State) -> None:
     """Release the freed chunks whose free the device has passed (and notice addresses hipFree gave
     back to the device: their chunk is freed, as CLR's hipFree does through the pool)."""
-    rt = _st().rt
     with s.lock:
-        for addr, (pool, chunk) in list(s.mapped.items()):
-            a = rt.pointer_info(addr)
-            if a is None or a.base != addr:
+        for addr, (_p, _c, va) in list(s.mapped.items()):
+            if va.gone():
                 _free_chunk(s, addr, None, None)
-                _va_dead(s, addr)
         done = []
         for pool in s.pools.values():
             keep = []
             for f in pool.free:
                 (done if _passed(f[3], f[2]) else keep).append(f)
             pool.free = keep
-        retired = [(f[3], f[4], f[2]) for f in done if f[3] is not None and f[4] is not None]
+        retired = _markers(done)
     if retired:
         sweep_buried(retired)
 
 
-def _va_dead(s, addr):
-    for owner in s.ptr_sets:
-        for spec in getattr(owner, "_mem_specs", ()):
-            if spec.va.ptr == addr:
-                spec.va.dead = True
+def _markers(entries) -> list:
+    """(signal, waiters, VirtualGPU) of the free markers of ``entries`` (free-list entries), each
+    signal once (a launch's frees share one marker)."""
+    seen, out = set(), []
+    for f in entries:
+        if f[3] is not None and f[4] is not None and id(f[3]) not in seen:
+            seen.add(id(f[3]))
+            out.append((f[3], f[4], f[2]))
+    return out
 
 
 def _alloc_chunk(s: _State, pool: _Pool, size: int, v) -> int:
@@ -195,7 +215,9 @@ def _alloc_chunk(s: _State, pool: _Pool, size: int, v) -> int:
         if f[1] >= size and (f[2] is v or _passed(f[3], f[2])) and (best is None or f[1] < pool.free[best][1]):
             best = i
     if best is not None:
-        chunk, n = pool.free.pop(best)[:2]
+        f = pool.free.pop(best)
+        chunk, n = f[:2]
+        bury(_markers([f]))             # its free marker, maybe still ahead: swept once passed
     else:
         s.chunks += 1
         chunk, n = s.chunks, size
@@ -210,7 +232,7 @@ def _free_chunk(s: _State, addr: int, v, marker) -> bool:
     m = s.mapped.pop(addr, None)
     if m is None:
         return False
-    pool, chunk = m
+    pool, chunk = m[:2]
     n = pool.busy.pop(chunk, None)
     if n is not None:
         pool.free.append([chunk, n, v, None, None] if marker is None else [chunk, n, v] + marker)
@@ -228,10 +250,15 @@ def _marker(s: _State, v) -> list:
 
 
 def is_graph_address(ptr) -> bool:
-    """``ptr`` is an address an alloc node has a chunk mapped at (hipFreeAsync / hipFree route it here)."""
+    """``ptr`` is an address an alloc node has a chunk mapped at (hipFreeAsync routes it here); not
+    once hipFree gave the node's block back (a hipMalloc may have it now)."""
     st = _st()
     s = getattr(st, "graph_mem", None)
-    return s is not None and ptr in s.mapped
+    if s is None:
+        return False
+    with s.lock:
+        m = s.mapped.get(ptr)
+        return m is not None and not m[2].gone()
 
 
 def free_async(ptr: int, v) -> None:
@@ -240,7 +267,9 @@ def free_async(ptr: int, v) -> None:
     s = _gm()
     marker = _marker(s, v)
     with s.lock:
-        _free_chunk(s, ptr, v, marker)
+        freed = _free_chunk(s, ptr, v, marker)
+    if not freed:                       # another thread freed it meanwhile: the marker is nobody's
+        bury([(marker[0], marker[1], v)])
 
 
 # -- node creation ------------------------------------------------------------------------------------
@@ -250,16 +279,17 @@ def _reserve(size: int, device: int) -> _VA:
         ptr = rt.allocate(device, size, L.ALLOC_DEVICE)
     except HsaError as exc:
         _raise(hipError_t.hipErrorOutOfMemory, f"cannot reserve {size} bytes for the allocation: {exc}", exc)
-    return _VA(ptr, rt.pointer_info(ptr).size)
+    a = rt.pointer_info(ptr)
+    return _VA(ptr, a.size, rt, a)
 
 
 def _unref(va: _VA) -> None:
     va.refs -= 1
-    if va.refs == 0 and not va.dead:
+    if va.refs == 0 and not va.gone():
         va.dead = True
         try:
-            _st().rt.free(va.ptr)
-        except HsaError:            # hipFree gave it back already
+            va.rt.free(va.ptr)
+        except HsaError:            # hipFree gave it back meanwhile
             pass
 
 
@@ -344,10 +374,14 @@ def hipGraphAddMemFreeNode(graph, dependencies, dev_ptr: int):
             _raise(hipError_t.hipErrorInvalidValue,
                    f"{ptr:#x} is not the address of an alloc node still without a free node")
         owner._mem_ptrs.discard(ptr)
-    a = _st().rt.pointer_info(ptr)
-    if a is None:
-        _raise(hipError_t.hipErrorInvalidValue, f"{ptr:#x} is not a live allocation")
-    return _graph(graph)._add(T_FREE, dependencies, FreeSpec(ptr))
+    try:
+        if _st().rt.pointer_info(ptr) is None:
+            _raise(hipError_t.hipErrorInvalidValue, f"{ptr:#x} is not a live allocation")
+        return _graph(graph)._add(T_FREE, dependencies, FreeSpec(ptr))
+    except BaseException:               # a failed call leaves the address free-able, as it was
+        with s.lock:
+            owner._mem_ptrs.add(ptr)
+        raise
 
 
 @_api

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ._context import _st
 from ._errors import _raise, hipError_t
 from ._graph_mem import (MEM_TYPES, T_ALLOC, T_FREE, AllocSpec, FreeSpec, _alloc_chunk, _free_chunk, _gm,
-                         _pool, _release, _reserve, _unref, free_async, hipMemAllocNodeParams, is_graph_address)
+                         _gm_existing, _pool, _release, _reserve, _unref, free_async, hipMemAllocNodeParams, is_graph_address)
 from ._graph_types import _T, _clone_hooks
 from ._mempool import (hipMemAccessDesc, hipMemAllocationTypePinned, hipMemLocation, hipMemLocationTypeDevice,
                        hipMemPoolGetAccess, hipMemPoolProps)
@@ -46,8 +46,15 @@ def on_instantiate(g, exe, order) -> None:
 
 
 def _drop_owner(owner) -> None:
-    s = _gm()
+    """``owner`` (a graph or an exec) is destroyed: out of the address sets, and its alloc nodes'
+    addresses lose a reference. Looks at the live state only (a destroy after hipDeviceReset brings no
+    runtime up; its addresses went with the old one: ``_VA.gone``)."""
     specs = owner.__dict__.pop("_mem_specs", ())
+    s = _gm_existing()
+    if s is None:
+        for spec in specs:
+            _unref(spec.va)
+        return
     with s.lock:
         if owner in s.ptr_sets:
             s.ptr_sets.remove(owner)
@@ -85,30 +92,53 @@ _clone_hooks.append(_copy_refs)
 
 # -- launch ---------------------------------------------------------------------------------------------
 def before_launch(exe, ex, stream) -> object:
-    """What a launch does to graph memory before its packets go out, in CLR's order (GraphExec::Run):
-    with AutoFreeOnLaunch, every chunk of the graph's pool in use is freed first; then, in
-    topological order, each alloc node maps a chunk at its address (an address still mapped keeps its
-    old chunk in use: CLR maps a new one over it) and each free node unmaps its address's chunk into
-    the free list. Returns the marker to put behind the launch (``after_launch``), or None."""
+    """What a launch of ``exe`` checks before its packets go out: an alloc node whose address hipFree
+    gave back cannot be mapped again (hipErrorInvalidValue); freed chunks already passed are released.
+    Returns what ``after_launch`` (the launch went out) or ``launch_failed`` (it did not) needs, or
+    None for a graph without memory nodes nor AutoFreeOnLaunch."""
     mem = [en.node for en in ex.order if en.node.type in MEM_TYPES]
     auto = getattr(exe, "flags", 0) & AUTO_FREE
     if not mem and not auto:
         return None
     s = _gm()
     for n in mem:
-        if n.type == T_ALLOC and n.spec.va.dead:
+        if n.type == T_ALLOC and n.spec.va.gone():
             _raise(hipError_t.hipErrorInvalidValue, f"the allocation at {n.spec.va.ptr:#x} was given back by hipFree: "
                                                     "hdemu cannot map memory at that address again")
     _release(s)
-    v = stream.vgpu
     with s.lock:
-        marker = [fresh_signal(s.retired, _st().rt), []]
+        sig = fresh_signal(s.retired, _st().rt)
+    return (s, ex, stream, mem, auto, sig)
+
+
+def launch_failed(token) -> None:
+    """The launch raised before its packets went out: the graph memory is as it was; the marker's
+    signal, which no packet names, goes back."""
+    if token is not None:
+        token[-1].destroy()
+
+
+def after_launch(token) -> None:
+    """The graph memory work of a launch that went out, in CLR's order (GraphExec::Run): with
+    AutoFreeOnLaunch, every chunk of the graph's pool in use is freed first; then, in topological
+    order, each alloc node maps a chunk at its address (an address still mapped keeps its old chunk
+    in use: CLR maps a new one over it) and each free node unmaps its address's chunk into the free
+    list; then a marker behind the launch says when the freed chunks may be released. Its signal
+    reads 1 before any free list names it (a 0 would let another thread's release take the chunks
+    and sweep the signal before the marker is queued)."""
+    if token is None:
+        return
+    s, ex, stream, mem, auto, sig = token
+    v = stream.vgpu
+    marker = [sig, []]
+    sig.store_relaxed_nowake(1)
+    with s.lock:
         if auto:
             device = ex.graph.device if getattr(ex, "graph", None) is not None and ex.graph.device is not None \
                 else stream.device
             pool = _pool(s, device)
-            for addr, (p, _c) in list(s.mapped.items()):
-                if p is pool:
+            for addr, m in list(s.mapped.items()):
+                if m[0] is pool:
                     _free_chunk(s, addr, v, marker)
             for chunk in list(pool.busy):       # chunks no address maps any more (leaked by a relaunch)
                 pool.free.append([chunk, pool.busy.pop(chunk), v] + marker)
@@ -116,16 +146,10 @@ def before_launch(exe, ex, stream) -> object:
             if n.type == T_ALLOC:
                 pool = _pool(s, n.spec.device)
                 chunk = _alloc_chunk(s, pool, n.spec.va.size, v)
-                s.mapped[n.spec.va.ptr] = (pool, chunk)
+                s.mapped[n.spec.va.ptr] = (pool, chunk, n.spec.va)
             else:
                 _free_chunk(s, n.spec.dptr, v, marker)
-    return (v, marker)
-
-
-def after_launch(token) -> None:
-    if token is not None:
-        v, (sig, ws) = token
-        v.marker(signal=sig, waiters=ws)
+    v.marker(signal=sig, waiters=marker[1])
 
 
 # -- capture --------------------------------------------------------------------------------------------
