@@ -304,9 +304,15 @@ class CommandProcessor:
                 self._housekeeping(engine, queues)
             if now - last_work < ENGINE_SPIN_S and not a64[i_wdelay]:
                 # right after work, spin through this loop: the next pass runs a packet rung meanwhile
-                # (no return through a wait; a parked queue is polled by process_queue once due). A
-                # slow wake-up (wake_delay_ns) takes the wait below, whose end the delay follows.
-                continue
+                # (no return through a wait). Not while a queue is parked: its dependency is another
+                # engine's (or process's) work, which a spin holding the GIL would only slow down, so
+                # the parked wait below sleeps instead. A slow wake-up (wake_delay_ns) takes the wait
+                # below too, whose end the delay follows.
+                for qs in queues:
+                    if qs.parked_until:
+                        break
+                else:
+                    continue
             parked = [qs.parked_until for qs in queues if qs.parked_until and not qs.closed]
             if parked:
                 # a queue waits on a dependency: poll it again after its backing-off delay
