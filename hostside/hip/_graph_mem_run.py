@@ -33,6 +33,7 @@ def on_instantiate(g, exe, order) -> None:
     """The exec holds the addresses of its alloc nodes and a copy of the graph's set of addresses not
     yet freed by a free node (CLR: clonedGraph->memAllocNodePtrs_ = graph->memAllocNodePtrs_)."""
     g._instantiated = True
+    exe._mem_nodes = tuple(en.node for en in order if en.node.type in MEM_TYPES)    # before_launch's, once
     specs = [en.node.spec for en in order if en.node.type == T_ALLOC]
     ptrs = set(g.__dict__.get("_mem_ptrs", ()))
     if not specs and not ptrs:
@@ -96,7 +97,9 @@ def before_launch(exe, ex, stream) -> object:
     gave back cannot be mapped again (hipErrorInvalidValue); freed chunks already passed are released.
     Returns what ``after_launch`` (the launch went out) or ``launch_failed`` (it did not) needs, or
     None for a graph without memory nodes nor AutoFreeOnLaunch."""
-    mem = [en.node for en in ex.order if en.node.type in MEM_TYPES]
+    mem = exe.__dict__.get("_mem_nodes")       # found at instantiate: a launch does not scan every node
+    if mem is None:
+        mem = [en.node for en in ex.order if en.node.type in MEM_TYPES]
     auto = getattr(exe, "flags", 0) & AUTO_FREE
     if not mem and not auto:
         return None
