@@ -12,6 +12,8 @@ the element counts of y/dy and x/dx, and that every pointer is a device pointer 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ._errors import MiopenError, miopenStatus_t
 from ._handle import handle, miopenHandle_t as _Handle
 from ._pooling_desc import miopenPoolingDescriptor_t as _PoolDesc, output_dims, pooling
@@ -38,10 +40,16 @@ def _scalar(v, what: str) -> float:
         raise MiopenError(_BAD, f"{what} must be a number, not {v!r}") from None
 
 
+def _as_float32(v: float) -> float:
+    with np.errstate(over="ignore"):
+        return float(np.float32(v))             # out of float's range: +-inf
+
+
 def _alpha_beta(alpha, beta) -> None:
     """Only called when alpha != 1 or beta != 0 as compared directly (a list holding one float, or
-    something that is not a number, lands here too)."""
-    if _scalar(alpha, "alpha") != 1.0 or _scalar(beta, "beta") != 0.0:
+    something that is not a number, lands here too). MIOpen reads *alpha and *beta as float and tests
+    float_equal(alpha, 1.0), float_equal(beta, 0): a value that rounds to 1.0f / +-0.0f passes."""
+    if _as_float32(_scalar(alpha, "alpha")) != 1.0 or _as_float32(_scalar(beta, "beta")) != 0.0:
         raise MiopenError(_UNKNOWN, f"Only alpha=1 and beta=0 is supported (alpha={alpha!r}, beta={beta!r})")
 
 
