@@ -176,13 +176,14 @@ class VirtualGPU(SignalRing, StagedCopies):
                         raise               # a lost device, a timeout: as they are
                     raise HsaError(exc.status, f"this stream waits on another stream that failed: {exc}") from exc
 
-    def check_own(self):
-        """Raise if one of this stream's own queues failed (or failed before the stream was destroyed)."""
+    def check_own(self, alive: bool = True):
+        """Raise if one of this stream's own queues failed (or failed before the stream was destroyed),
+        or (``alive``) its device is gone."""
         if self.failure is not None:
             raise self.failure
         for q in (self.queue, self.sdma, *self.aux):
             if q is not None and not q.destroyed:
-                q.check()
+                q.check() if alive else q.check_status()
 
     def depend_on(self, sig, up) -> None:
         """The packet just written to this stream's queue (its lock held) waits on ``sig``, which a
@@ -540,17 +541,22 @@ class VirtualGPU(SignalRing, StagedCopies):
                     return
             self.sync_signal(s)
         else:
-            self.check()
+            # nothing submitted: nothing to wait for. A failed queue still raises; the device's
+            # liveness is not looked at (a /proc read per queue, tens of us: a hipDeviceSynchronize
+            # or a legacy null-stream sync paid it for every idle stream), as a stream whose work is
+            # all done returns above without it
+            self.check_own(alive=False)
 
     def query(self) -> bool:
-        """True when every command so far has completed (raises if the stream failed)."""
+        """True when every command so far has completed (raises if the stream failed; a stream
+        still busy also if its device is gone: a polling loop must not spin on a dead device)."""
         with self.lock:
             self.flush()
             s = self.last_signal
         if s is not None and s.load() != 0:
             self.check()
             return False
-        self.check()
+        self.check_own(alive=False)
         return True
 
     def destroy(self) -> None:

@@ -292,11 +292,16 @@ class Queue:
 
     def check(self) -> None:
         """Raise if this queue is in error or its device is gone."""
+        self.check_status()
+        self.agent.check_alive()
+
+    def check_status(self) -> None:
+        """Raise if this queue is in error (its status word only: not the device's liveness, which
+        costs a look at the command processor's process)."""
         st = self.desc["status"][0]
         if st:
             raise HsaError(int(st), f"queue {self.slot} of agent {self.agent.index} failed at packet "
                                     f"{int(self.desc['error_packet_id'][0])}: {self.error_message}")
-        self.agent.check_alive()
 
     def statistics(self) -> "QueueStatistics":
         """A snapshot of the queue's descriptor (indices, doorbell, device counters, status)."""
