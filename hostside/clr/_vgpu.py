@@ -165,12 +165,14 @@ class VirtualGPU(SignalRing, StagedCopies):
                     q.i_write, q.i_doorbell, q.i_rung, q.size, q.notify_engine, q.slot,
                     L.dispatch_id(agent, q.slot, 0), q.lock)
 
-    def check(self):
-        self.check_own()
+    def check(self, alive: bool = True):
+        """Raise if this stream failed, or waits on a stream that failed, or (``alive``) its device
+        is gone (``check_own``)."""
+        self.check_own(alive)
         for sig, up, q, idx in self.upstream:
             if q.load_read_index() <= idx and sig.load() != 0:
                 try:
-                    up.check_own()
+                    up.check_own(alive)
                 except HsaError as exc:     # its command never completes: nor does the packet waiting on it
                     if type(exc) is not HsaError:
                         raise               # a lost device, a timeout: as they are
